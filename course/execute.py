@@ -1,0 +1,50 @@
+"""Execute notebooks in place against the practice model, so they are committed with outputs.
+
+Usage: python -m course.execute [PATH ...]   (folders or .ipynb files; default: solutions lessons)
+
+`LLM_BASE_URL` is forced to "practice" for the kernels, so a developer's `.env` never leaks a
+real provider's answers (or anything else) into committed outputs.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from .build_lessons import ROOT
+
+
+def notebooks(paths: list[str]) -> list[Path]:
+    """The notebooks named by `paths` (folders expand to their *.ipynb), sorted."""
+    found: list[Path] = []
+    for name in paths or ["solutions", "lessons"]:
+        path = Path(name) if Path(name).is_absolute() else ROOT / name
+        found += sorted(path.glob("*.ipynb")) if path.is_dir() else [path]
+    return found
+
+
+def execute(path: Path, timeout: int = 300) -> float:
+    """Run one notebook top to bottom in its own folder and save it; return the seconds taken."""
+    nb = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=False,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    for cell in nb.cells:  # timings in metadata would make every run a diff
+        cell.get("metadata", {}).pop("execution", None)
+    nbformat.write(nb, path)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ["LLM_BASE_URL"] = "practice"
+    for path in notebooks(list(argv if argv is not None else sys.argv[1:])):
+        print(f"{path.relative_to(ROOT)}: {execute(path):.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
