@@ -1,0 +1,304 @@
+"""Tools: a Python function plus what the model needs to call it (name, description, parameter schema).
+
+Two ways to make one, both ending in the same `Tool`:
+
+    @tool                                   class WebSearch(Tool):
+    async def get_weather(city: str):           name = "web_search"
+        '''Current weather in a city.'''        def run(self, query: str, max_results: int = 5): ...
+
+Everything is derived once, when the tool is made (schema.py does the work): a `Tool` keeps its
+Pydantic model and JSON schema, and every later request and call reuses them. A decorated
+function stays callable as before, so notebooks and tests can call it directly.
+
+    tool.to_openai_tool()          {"type": "function", "function": {...}} for `tools=[...]`
+    Tool.serialize_tools(tools)    the same for a list (Tools or plain functions)
+    tool.validate(arguments)       the arguments a model sent -> a validated Pydantic model
+    tool.bind(validated)           -> (args, kwargs) for the function
+    await tool.acall(arguments)    validate, bind, run (sync functions in a worker thread)
+    tool_guidance(tools, context)  the tools' advice for the system prompt
+
+Concessions: argument *repair* (broken JSON, "一百二十三") lives in arguments.py, on top of
+`validate`; what happens to a result (errors, images, spilling long text) is the executor's job.
+"""
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+import inspect
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from .schema import ToolDefinitionError, drop_null_defaults, function_schema, strict_schema
+
+__all__ = ["Parameter", "Tool", "ToolDefinitionError", "as_tool", "tool", "tool_guidance"]
+
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Chat Completions API accepts
+
+
+@dataclass
+class Parameter:
+    """One parameter of a tool, as the model sees it."""
+
+    name: str  # the Python parameter name, also the JSON property name
+    description: str  # from Annotated[...] / Field(description=...), else from the docstring; "" if none
+    type_annotation: Any  # the type hint as written (Annotated kept)
+    required: bool  # True when the Python parameter has no default
+    default: Any = None  # the default value (meaningful only when not required)
+    example: Any = None  # the first of Field(examples=[...]), if any
+
+    @classmethod
+    def of(cls, name: str, hint: Any, field: FieldInfo) -> Parameter:
+        """The record for one field of a tool's Pydantic model."""
+        default = None if field.is_required() else field.get_default(call_default_factory=True)
+        example = field.examples[0] if field.examples else None
+        return cls(name, field.description or "", hint, field.is_required(), default, example)
+
+
+class Tool:
+    """A function the model can call. Make one with `@tool`, or subclass and write `run`.
+
+    >>> class Echo(Tool):
+    ...     def run(self, text: str) -> str:
+    ...         '''Repeat the text back.'''
+    ...         return text
+    >>> Echo().to_openai_tool()["function"]["name"], Echo()("hi")
+    ('echo', 'hi')
+    """
+
+    name: str = ""  # what the model calls; default: the function's name, or the class name in snake_case
+    description: str = ""  # when to use it; default: the docstring's summary (before Args:/Parameters)
+    best_practices: str = ""  # advice for the system prompt, collected by tool_guidance()
+    prompt_injection_builder: Callable[[Any], str] | None = None  # context -> more advice, per run
+    too_long_to_file: bool = False  # spill very long string results to a file (lesson 10)
+    strict: bool = False  # send the strict-mode schema (to_openai_tool's default)
+
+    def __init__(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        func: Callable[..., Any] | None = None,
+        *,
+        best_practices: str | None = None,
+        prompt_injection_builder: Callable[[Any], str] | None = None,
+        too_long_to_file: bool | None = None,
+        strict: bool | None = None,
+    ) -> None:
+        if func is None and type(self).run is Tool.run:
+            raise TypeError("a Tool needs a function: use @tool on a function, or subclass Tool and define run()")
+        self.func: Callable[..., Any] = func if func is not None else self.run  # what a call runs
+        if func is not None:
+            functools.update_wrapper(self, func)  # __name__, __doc__, __wrapped__: help() and signature work
+        self.name = name or self.name or (getattr(func, "__name__", "") if func else _snake(type(self).__name__))
+        check_name(self.name)
+        if best_practices is not None:
+            self.best_practices = best_practices
+        if prompt_injection_builder is not None:
+            self.prompt_injection_builder = prompt_injection_builder
+        if too_long_to_file is not None:
+            self.too_long_to_file = too_long_to_file
+        if strict is not None:
+            self.strict = strict
+        schema = function_schema(self.func, self.name, description or self.description or None)
+        self.description = schema.description or _first_paragraph(type(self).__doc__ if func is None else None)
+        self.params_model: type[BaseModel] = schema.params_model  # validates arguments (built once, here)
+        self.parameters = [Parameter.of(n, hint, self.params_model.model_fields[n]) for n, hint in schema.hints.items()]
+        self.json_schema: dict[str, Any] = schema.json_schema  # the `parameters` schema; treat as read-only
+        self.is_async: bool = _is_async(self.func)  # sync functions run in a thread when awaited via acall
+        self._positional = schema.positional_only
+        self._strict_schema: dict[str, Any] | None = None
+        self._is_method = _first_param(self.func) in ("self", "cls")
+        if self.strict:
+            _ = self.strict_json_schema  # build it now, so an impossible strict schema fails at decoration time
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """What the tool does; subclasses override this (sync or async)."""
+        raise NotImplementedError
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly, exactly as if it were not a tool."""
+        return self.func(*args, **kwargs)
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Tool:
+        """`@tool` on a method: `instance.method` is a Tool bound to that instance (schema shared)."""
+        if obj is None or not self._is_method:
+            return self
+        bound = copy.copy(self)
+        bound.func = self.func.__get__(obj, objtype)
+        return bound
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.name}({', '.join(p.name for p in self.parameters)})>"
+
+    @property
+    def strict_json_schema(self) -> dict[str, Any]:
+        """The strict-mode `parameters` schema, built on first use and then cached."""
+        if self._strict_schema is None:
+            try:
+                self._strict_schema = strict_schema(self.json_schema)
+            except ToolDefinitionError as exc:
+                raise ToolDefinitionError(f"tool {self.name!r}: {exc}") from None
+        return self._strict_schema
+
+    def to_openai_tool(self, strict: bool | None = None) -> dict[str, Any]:
+        """This tool in the Chat Completions `tools` format (a fresh copy, safe to edit).
+
+        >>> def ping() -> str:
+        ...     '''Check that the service is up.'''
+        >>> tool(ping).to_openai_tool(strict=True)["function"]
+        {'name': 'ping', 'description': 'Check that the service is up.', 'parameters': {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False}, 'strict': True}
+        """
+        strict = self.strict if strict is None else strict
+        function = {"name": self.name, "description": self.description,
+                    "parameters": copy.deepcopy(self.strict_json_schema if strict else self.json_schema)}
+        if strict:
+            function["strict"] = True
+        return {"type": "function", "function": function}
+
+    @staticmethod
+    def serialize_tools(tools: Iterable[Any], strict: bool | None = None) -> list[dict[str, Any]]:
+        """The `tools=[...]` list for a request: Tools, plain functions, or specs already in API format.
+
+        >>> def add(a: int, b: int) -> int:
+        ...     '''Add two integers.'''
+        ...     return a + b
+        >>> [t["function"]["name"] for t in Tool.serialize_tools([add])]
+        ['add']
+        """
+        specs = [t if isinstance(t, dict) else as_tool(t).to_openai_tool(strict) for t in tools]
+        names = [s.get("function", {}).get("name") for s in specs]
+        if duplicates := sorted({n for n in names if n and names.count(n) > 1}):
+            raise ValueError(f"two tools are named {duplicates[0]!r}; the model could not tell them apart")
+        return specs
+
+    def validate(self, arguments: Any) -> BaseModel:
+        """The arguments a model sent, checked and converted by the cached Pydantic model (lax mode:
+        "3.5" becomes 3.5). A null for a parameter with a default means "use the default".
+        Raises pydantic.ValidationError; arguments.py turns that into a message the model can act on.
+        """
+        return self.params_model.model_validate(drop_null_defaults(self.json_schema, arguments))
+
+    def bind(self, validated: BaseModel) -> tuple[list[Any], dict[str, Any]]:
+        """(args, kwargs) to call the function with, from a model that `validate` returned.
+
+        Values are passed as validated: nested models stay models, "photo.png" is an ImgPath.
+        """
+        values = validated.__dict__  # not getattr: a parameter named `json` would find the method
+        args = [values[name] for name in self._positional]
+        kwargs = {p.name: values[p.name] for p in self.parameters if p.name not in self._positional}
+        return args, kwargs
+
+    async def acall(self, arguments: Any) -> Any:
+        """Validate `arguments`, then run the function: awaited if async, in a worker thread if sync."""
+        args, kwargs = self.bind(self.validate(arguments))
+        if self.is_async:
+            return await self.func(*args, **kwargs)
+        result = await asyncio.to_thread(self.func, *args, **kwargs)
+        return await result if inspect.isawaitable(result) else result
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    best_practices: str | None = None,
+    prompt_injection_builder: Callable[[Any], str] | None = None,
+    too_long_to_file: bool = False,
+    strict: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a function (sync or async) into a Tool: `@tool` or `@tool(name=..., strict=True, ...)`.
+
+    >>> @tool
+    ... def add(a: int, b: int = 1) -> int:
+    ...     '''Add two integers.'''
+    ...     return a + b
+    >>> add(2), add.name, add.description, add.json_schema["required"]
+    (3, 'add', 'Add two integers.', ['a'])
+    """
+
+    def make(f: Callable[..., Any]) -> Tool:
+        return Tool(name, description, f, best_practices=best_practices, prompt_injection_builder=prompt_injection_builder,
+                    too_long_to_file=too_long_to_file, strict=strict)
+
+    return make if func is None else make(func)
+
+
+def as_tool(obj: Any) -> Tool:
+    """`obj` as a Tool: a Tool stays itself, a plain function is decorated on the spot.
+
+    >>> def now() -> str:
+    ...     '''The current time.'''
+    >>> as_tool(now).description
+    'The current time.'
+    """
+    if isinstance(obj, Tool):
+        return obj
+    if isinstance(obj, type) and issubclass(obj, Tool):
+        raise TypeError(f"pass an instance of {obj.__name__}, e.g. {obj.__name__}(), not the class")
+    if callable(obj):
+        return tool(obj)
+    raise TypeError(f"not a tool or a function: {obj!r}")
+
+
+def tool_guidance(tools: Iterable[Any], context: Any = None) -> str:
+    """The tools' `best_practices` and `prompt_injection_builder(context)` texts, for the system prompt.
+
+    >>> @tool(best_practices="Search once, then answer.")
+    ... def search(query: str) -> str:
+    ...     '''Search the web.'''
+    >>> print(tool_guidance([search]))
+    # How to use the tools
+    <BLANKLINE>
+    ## search
+    Search once, then answer.
+    """
+    sections = []
+    for t in (t for t in tools if isinstance(t, Tool)):  # plain functions and API specs carry no advice
+        texts = [t.best_practices.strip()] if t.best_practices else []
+        if t.prompt_injection_builder is not None and (extra := t.prompt_injection_builder(context)):
+            texts.append(extra.strip())
+        if texts:
+            sections.append(f"## {t.name}\n" + "\n".join(texts))
+    return "# How to use the tools\n\n" + "\n\n".join(sections) if sections else ""
+
+
+def check_name(name: str) -> None:
+    """Raise ToolDefinitionError unless the API accepts `name` as a function name.
+
+    >>> check_name("get weather")
+    Traceback (most recent call last):
+    ...
+    mini_framework.schema.ToolDefinitionError: tool name 'get weather' is not allowed: use 1-64 characters from a-z, A-Z, 0-9, '_' and '-', e.g. name='get_weather'
+    """
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        suggestion = re.sub(r"[^a-zA-Z0-9_-]+", "_", str(name)).strip("_")[:64] or "my_tool"
+        raise ToolDefinitionError(f"tool name {name!r} is not allowed: use 1-64 characters from a-z, A-Z, 0-9, "
+                                  f"'_' and '-', e.g. name={suggestion!r}")
+
+
+def _snake(class_name: str) -> str:
+    """WebSearch -> web_search."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", class_name).lower()
+
+
+def _first_paragraph(doc: str | None) -> str:
+    """The first paragraph of a docstring, on one line."""
+    return " ".join(inspect.cleandoc(doc or "").split("\n\n")[0].split())
+
+
+def _first_param(func: Callable[..., Any]) -> str | None:
+    """The name of the first parameter, or None (a bound method does not show its `self`)."""
+    try:
+        return next(iter(inspect.signature(func).parameters), None)
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_async(func: Callable[..., Any]) -> bool:
+    """True for `async def` functions and methods, and for objects whose `__call__` is one."""
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, "__call__", None))
