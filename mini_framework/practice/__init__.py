@@ -1,0 +1,22 @@
+"""The practice model: a local, deterministic, OpenAI-compatible server for the course.
+
+    from mini_framework.practice import PracticeServer, shared_server
+    server = shared_server()                 # started once per process (e.g. per Jupyter kernel)
+    OpenAI(base_url=server.base_url, api_key="practice")
+
+Or from a shell: `python -m mini_framework.practice --port 8765`.
+
+Modules: `server` (HTTP), `checks` (request validation with the real API's errors), `errors`
+(the error shapes), `wire` (Reply -> `chat.completion` and stream chunks), `personas` (model
+name -> brain), `reply` (the brain's answer), `planner` (the default brain).
+"""
+from __future__ import annotations
+
+from .errors import ApiError
+from .personas import DEFAULT_PERSONAS, Attempts, Persona
+from .reply import PlannedCall, Reply
+from .server import PracticeServer, last_request, shared_server
+from .wire import estimate_tokens
+
+__all__ = ["ApiError", "Attempts", "DEFAULT_PERSONAS", "Persona", "PlannedCall", "PracticeServer", "Reply",
+           "estimate_tokens", "last_request", "shared_server"]

@@ -1,0 +1,303 @@
+"""Request checks: refuse what the real Chat Completions API refuses, with its status and words.
+
+`parse(raw)` turns the body into a dict; `check(body, personas)` validates it and returns the
+persona that will answer. Any refusal is an `ApiError` (see `errors.py` for the wording sources).
+
+The order follows what the real API is seen to do: `model`, then `messages`, then unknown
+top-level arguments, then the schema (types, enums, ranges, required fields), then the model
+lookup (404), then the checks the model engine makes (tool-call pairing, images for text-only
+models). The first problem found is reported, as the API does.
+
+Concessions: nested objects are not checked for unknown keys (the API is strict there too, but
+SDK-produced messages often carry harmless extras); custom tools and `allowed_tools` are not
+modelled in depth; `null` is accepted for every optional parameter.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable
+
+from . import errors
+from .errors import ApiError
+from .personas import Persona
+
+ROLES = ["system", "assistant", "user", "function", "tool", "developer"]  # the API's own order
+NAME_PATTERN = "^[a-zA-Z0-9_-]+$"
+_NAME = re.compile(NAME_PATTERN)
+_PARTS = {  # content part types each role accepts
+    "user": ["text", "image_url", "input_audio", "file"],
+    "assistant": ["text", "refusal"],
+}
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+_STRING = ("a string", lambda v: isinstance(v, str))
+_OBJECT = ("an object", lambda v: isinstance(v, dict))
+_OBJECTS = ("an array of objects", lambda v: isinstance(v, list))
+_DECIMAL = ("a decimal", _is_number)
+_INTEGER = ("an integer", _is_int)
+_BOOLEAN = ("a boolean", lambda v: isinstance(v, bool))
+_ROLE = ("one of 'system', 'assistant', 'user', 'function', 'tool', or 'developer'", lambda v: isinstance(v, str))
+
+# Every top-level parameter of CreateChatCompletionRequest (openai-openapi 2.3.0) and its type.
+# Wordings "a decimal", "an integer", "a boolean", "an array of objects" and the tool_choice one
+# are recorded from the real API; "one of a string or array of strings" (stop) is ours.
+PARAMS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "model": _STRING, "messages": _OBJECTS, "tools": _OBJECTS, "functions": _OBJECTS,
+    "temperature": _DECIMAL, "top_p": _DECIMAL, "presence_penalty": _DECIMAL, "frequency_penalty": _DECIMAL,
+    "n": _INTEGER, "max_tokens": _INTEGER, "max_completion_tokens": _INTEGER, "seed": _INTEGER,
+    "top_logprobs": _INTEGER,
+    "stream": _BOOLEAN, "logprobs": _BOOLEAN, "store": _BOOLEAN, "parallel_tool_calls": _BOOLEAN,
+    "user": _STRING, "safety_identifier": _STRING, "prompt_cache_key": _STRING, "service_tier": _STRING,
+    "reasoning_effort": _STRING, "verbosity": _STRING, "prompt_cache_retention": _STRING,
+    "stream_options": _OBJECT, "response_format": _OBJECT, "metadata": _OBJECT, "logit_bias": _OBJECT,
+    "audio": _OBJECT, "prediction": _OBJECT, "web_search_options": _OBJECT, "moderation": _OBJECT,
+    "prompt_cache_options": _OBJECT,
+    "modalities": ("an array of strings", lambda v: isinstance(v, list)),
+    "stop": ("one of a string or array of strings", lambda v: isinstance(v, (str, list))),
+    "tool_choice": ("one of one of 'none', 'auto', or 'required' or object", lambda v: isinstance(v, (str, dict))),
+    "function_call": ("one of one of 'none' or 'auto' or object", lambda v: isinstance(v, (str, dict))),
+}
+# (minimum, maximum) per numeric parameter, from the spec.
+RANGES: dict[str, tuple[float | None, float | None]] = {
+    "temperature": (0, 2), "top_p": (0, 1), "presence_penalty": (-2, 2), "frequency_penalty": (-2, 2),
+    "n": (1, 128), "max_tokens": (1, None), "max_completion_tokens": (1, None), "top_logprobs": (0, 20),
+}
+
+
+def parse(raw: bytes) -> dict[str, Any]:
+    """The body as a JSON object, or the API's "could not parse" error.
+
+    `NaN`/`Infinity` (which Python would accept) and bodies nested too deep are rejected too.
+    A valid JSON value that is not an object gets the same answer (not established).
+    """
+    try:
+        body = json.loads(raw.decode("utf-8"), parse_constant=_not_json, parse_float=_finite)
+    except (ValueError, RecursionError):
+        raise errors.invalid_json() from None
+    if not isinstance(body, dict):
+        raise errors.invalid_json()
+    return body
+
+
+def _not_json(name: str) -> Any:
+    """`NaN`, `Infinity`: Python accepts them, JSON does not."""
+    raise ValueError(name)
+
+
+def _finite(text: str) -> float:
+    """A JSON number that fits a float (`1e999` does not)."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(text)
+    return value
+
+
+def check(body: dict[str, Any], personas: dict[str, Persona]) -> Persona:
+    """Validate a parsed body; return the persona that answers it, or raise `ApiError`."""
+    if body.get("model") in (None, ""):
+        raise errors.missing_model()
+    if "messages" not in body:
+        raise errors.missing("messages")
+    unknown = [k for k in body if k not in PARAMS]
+    if unknown:
+        raise errors.unrecognized_arguments(unknown)
+    check_parameters(body)
+    check_messages(body["messages"])
+    names = check_tools(body.get("tools"))
+    check_tool_choice(body, names)
+    persona = personas.get(body["model"])
+    if persona is None:
+        raise errors.model_not_found(body["model"])
+    check_tool_pairing(body["messages"])
+    if not persona.vision:
+        check_no_images(body["messages"])
+    return persona
+
+
+def check_parameters(body: dict[str, Any]) -> None:
+    """Top-level types and numeric ranges (`null` is fine for optional ones)."""
+    for name, value in body.items():
+        expected, ok = PARAMS[name]
+        if (value is not None or name == "messages") and not ok(value):
+            raise errors.invalid_type(name, expected, value)
+        low, high = RANGES.get(name, (None, None))
+        integer = PARAMS[name] is _INTEGER
+        if low is not None and _is_number(value) and value < low:
+            raise errors.out_of_range(name, value, low, above=False, integer=integer)
+        if high is not None and _is_number(value) and value > high:
+            raise errors.out_of_range(name, value, high, above=True, integer=integer)
+    if body.get("stream_options") is not None and body.get("stream") is not True:
+        raise errors.only_with("stream_options", "stream", value_prefix=False)
+
+
+def _require(obj: dict[str, Any], key: str, at: str, expected: tuple[str, Callable[[Any], bool]]) -> Any:
+    """`obj[key]`, or the API's missing / invalid-type error for `at.key`."""
+    if key not in obj:
+        raise errors.missing(f"{at}.{key}")
+    if not expected[1](obj[key]):
+        raise errors.invalid_type(f"{at}.{key}", expected[0], obj[key])
+    return obj[key]
+
+
+def _object(value: Any, at: str) -> dict[str, Any]:
+    """`value` if it is a JSON object, else `Invalid type for 'at': expected an object`."""
+    if not isinstance(value, dict):
+        raise errors.invalid_type(at, "an object", value)
+    return value
+
+
+def check_function_name(name: str, at: str) -> None:
+    """Function names: `^[a-zA-Z0-9_-]+$`, at most 64 characters."""
+    if not _NAME.match(name):
+        raise errors.pattern_mismatch(at, NAME_PATTERN)
+    if len(name) > 64:
+        raise errors.string_too_long(at, 64, len(name))
+
+
+def check_messages(messages: list[Any]) -> None:
+    """Each message: an object with a known role and the fields that role requires."""
+    if not messages:
+        raise errors.empty_array("messages")
+    for i, raw in enumerate(messages):
+        at = f"messages[{i}]"
+        message = _object(raw, at)
+        role = _require(message, "role", at, _ROLE)
+        if role not in ROLES:
+            raise errors.invalid_value(f"{at}.role", role, ROLES)
+        if message.get("content") is not None or role not in ("assistant", "function"):
+            check_content(message, role, at)  # assistant (and function) content may be absent or null
+        if message.get("name") is not None and not isinstance(message["name"], str):
+            raise errors.invalid_type(f"{at}.name", "a string", message["name"])
+        if role == "tool":
+            _require(message, "tool_call_id", at, _STRING)
+        if role == "assistant" and message.get("tool_calls") is not None:
+            check_tool_calls(message["tool_calls"], f"{at}.tool_calls")
+
+
+def check_content(message: dict[str, Any], role: str, at: str) -> None:
+    """`content`: a string, or a non-empty array of parts the role accepts."""
+    content = _require(message, "content", at, ("one of a string or array of objects",
+                                                lambda v: isinstance(v, (str, list))))
+    if isinstance(content, str):
+        return
+    if not content:
+        raise errors.empty_array(f"{at}.content")
+    allowed = _PARTS.get(role, ["text"])
+    for j, raw in enumerate(content):
+        where = f"{at}.content[{j}]"
+        part = _object(raw, where)
+        kind = _require(part, "type", where, _STRING)
+        if kind not in allowed:
+            raise errors.invalid_value(f"{where}.type", kind, allowed)  # supported lists: not established
+        if kind in ("text", "refusal"):
+            _require(part, kind, where, _STRING)
+        elif kind == "image_url":
+            image = _require(part, "image_url", where, _OBJECT)
+            _require(image, "url", f"{where}.image_url", _STRING)
+        else:
+            _require(part, kind, where, _OBJECT)
+
+
+def check_tool_calls(calls: Any, at: str) -> None:
+    """An assistant's `tool_calls`: objects with `id`, `type: function`, name and string arguments."""
+    if not isinstance(calls, list):
+        raise errors.invalid_type(at, "an array of objects", calls)
+    if not calls:
+        raise errors.empty_array(at)
+    for k, raw in enumerate(calls):
+        where = f"{at}[{k}]"
+        call = _object(raw, where)
+        _require(call, "id", where, _STRING)
+        if _require(call, "type", where, _STRING) != "function":
+            raise errors.invalid_value(f"{where}.type", call["type"], ["function"])
+        function = _require(call, "function", where, _OBJECT)
+        check_function_name(_require(function, "name", f"{where}.function", _STRING), f"{where}.function.name")
+        _require(function, "arguments", f"{where}.function", _STRING)
+
+
+def check_tools(tools: Any) -> list[str]:
+    """`tools`: function definitions with valid names; returns the names."""
+    if tools is None:
+        return []
+    if not tools:
+        raise errors.empty_array("tools")
+    names = []
+    for i, raw in enumerate(tools):
+        at = f"tools[{i}]"
+        tool = _object(raw, at)
+        kind = _require(tool, "type", at, _STRING)
+        if kind not in ("function", "custom"):
+            raise errors.invalid_value(f"{at}.type", kind, ["function", "custom"])
+        if kind == "custom":  # a real tool type the practice model does not implement (our wording)
+            raise ApiError(400, "The practice model supports only tools of type 'function'.", param=f"{at}.type")
+        function = _require(tool, "function", at, _OBJECT)
+        name = _require(function, "name", f"{at}.function", _STRING)
+        check_function_name(name, f"{at}.function.name")
+        for key, expected in (("description", _STRING), ("parameters", _OBJECT), ("strict", _BOOLEAN)):
+            if function.get(key) is not None and not expected[1](function[key]):
+                raise errors.invalid_type(f"{at}.function.{key}", expected[0], function[key])
+        names.append(name)
+    return names  # duplicate names are accepted, as the real API accepts them
+
+
+def check_tool_choice(body: dict[str, Any], names: list[str]) -> None:
+    """`tool_choice` and `parallel_tool_calls` need `tools`; a named choice must exist."""
+    choice = body.get("tool_choice")
+    if choice is not None:
+        if not names:
+            raise errors.only_with("tool_choice", "tools", value_prefix=True)
+        if isinstance(choice, str):
+            if choice not in ("none", "auto", "required"):
+                raise errors.invalid_value("tool_choice", choice, ["none", "auto", "required"])
+        elif choice.get("type") != "allowed_tools":
+            if "function" not in choice:
+                raise errors.missing("tool_choice.function")
+            function = _object(choice["function"], "tool_choice.function")
+            name = _require(function, "name", "tool_choice.function", _STRING)
+            if name not in names:
+                raise errors.tool_choice_not_found(name)
+    if body.get("parallel_tool_calls") is not None and not names:
+        raise errors.only_with("parallel_tool_calls", "tools", value_prefix=True)
+
+
+def check_tool_pairing(messages: list[dict[str, Any]]) -> None:
+    """Every `tool_calls` id is answered by the tool messages right after it, and nothing else is.
+
+    >>> check_tool_pairing([{"role": "user", "content": "hi"}, {"role": "tool", "content": "x",
+    ...                     "tool_call_id": "call_1"}])
+    Traceback (most recent call last):
+    ...
+    mini_framework.practice.errors.ApiError: 400 Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.
+    """
+    pending: list[str] = []
+    owner = -1
+    for i, message in enumerate(messages):
+        if message["role"] == "tool":
+            if message["tool_call_id"] not in pending:
+                raise errors.orphan_tool_message(i)
+            pending.remove(message["tool_call_id"])
+            continue
+        if pending:
+            raise errors.unanswered_tool_calls(owner, pending)
+        if message["role"] == "assistant" and message.get("tool_calls"):
+            pending, owner = [call["id"] for call in message["tool_calls"]], i
+    if pending:
+        raise errors.unanswered_tool_calls(owner, pending)
+
+
+def check_no_images(messages: list[dict[str, Any]]) -> None:
+    """Text-only personas refuse `image_url` parts, as text-only OpenAI models do."""
+    for i, message in enumerate(messages):
+        content = message.get("content")
+        for j, part in enumerate(content if isinstance(content, list) else []):
+            if part.get("type") == "image_url":
+                raise errors.image_not_supported(i, j)

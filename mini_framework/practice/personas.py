@@ -1,0 +1,105 @@
+"""The practice model's personas: which "brain" answers for which model name.
+
+A learner picks a persona the way they would pick a real model: `model="practice-loop"`.
+Each registry entry says what the persona is, whether it accepts images, and how to build
+its responder. Building happens once per server, lazily, so
+
+- a persona can keep per-server state in its closure (`practice-flaky` counts attempts per
+  conversation with `Attempts`), and two servers never share it;
+- importing this module never imports the planner: a broken or missing planner turns into a
+  500 `server_error` for the request that needed it, not a crash.
+
+A responder is `(request: dict) -> Reply`; it may raise `ApiError` to refuse (429, 503, ...).
+Adding a persona is one `Persona(...)` line in `DEFAULT_PERSONAS`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from .reply import Reply
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+@dataclass(frozen=True)
+class Persona:
+    """One model name the practice server answers to."""
+
+    name: str
+    """The model id: what goes in `model=` and what `/v1/models` lists."""
+    description: str
+    """One line for humans (the CLI banner, `GET /v1/models/{id}` has no room for it)."""
+    build: Callable[[], Responder]
+    """Called once per server on first use; returns the responder (which may close over state)."""
+    vision: bool = False
+    """Whether `image_url` content parts are accepted (else the real "Invalid content type" 400)."""
+
+    @classmethod
+    def of(cls, name: str, respond: Responder, description: str = "", vision: bool = False) -> Persona:
+        """A stateless persona from a plain function (handy in tests).
+
+        >>> Persona.of("echo", lambda req: Reply(content="hi")).build()({}).content
+        'hi'
+        """
+        return cls(name, description or name, lambda: respond, vision)
+
+
+class Attempts:
+    """A thread-safe counter per conversation, for personas that fail the first N tries.
+
+    >>> a = Attempts(); req = {"messages": [{"role": "user", "content": "hi"}]}
+    >>> a.next(req), a.next(req), a.next({"messages": []})
+    (1, 2, 1)
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    def next(self, request: dict[str, Any]) -> int:
+        """Count one more attempt at this conversation and return the count (1 on the first)."""
+        key = conversation_key(request)
+        with self._lock:
+            self._counts[key] = self._counts.get(key, 0) + 1
+            return self._counts[key]
+
+
+def conversation_key(request: dict[str, Any]) -> str:
+    """A stable hash of the messages (what makes two requests "the same conversation")."""
+    text = json.dumps(request.get("messages"), sort_keys=True, ensure_ascii=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _planner() -> Responder:
+    """The deterministic planner, imported on first use."""
+    from .planner import plan
+
+    return plan
+
+
+DEFAULT_PERSONAS: dict[str, Persona] = {
+    p.name: p
+    for p in [
+        Persona("practice", "the deterministic planner: calls your tools, then answers from their results",
+                _planner),
+        # Later, one line each, e.g.:
+        # Persona("practice-flaky", "429s with Retry-After the SDK absorbs", _flaky),
+    ]
+}
+
+
+def registry(personas: Mapping[str, Persona | Responder] | Iterable[Persona] | None) -> dict[str, Persona]:
+    """Normalise what `PracticeServer(personas=...)` accepts into a name -> Persona dict.
+
+    >>> list(registry({"echo": lambda req: Reply(content="hi")}))
+    ['echo']
+    """
+    if personas is None:
+        return dict(DEFAULT_PERSONAS)
+    if isinstance(personas, Mapping):
+        return {name: p if isinstance(p, Persona) else Persona.of(name, p) for name, p in personas.items()}
+    return {p.name: p for p in personas}

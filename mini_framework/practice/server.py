@@ -1,0 +1,474 @@
+"""The practice model's HTTP server: OpenAI's Chat Completions API on 127.0.0.1, stdlib only.
+
+    server = PracticeServer().start()        # background thread, free port
+    client = OpenAI(base_url=server.base_url, api_key="anything")
+    ...
+    server.stop()
+
+Routes: `POST /v1/chat/completions` (JSON, or server-sent events when `stream: true`),
+`GET /v1/models`, `GET /v1/models/{id}`. Everything else gets the real API's 404
+`Invalid URL (METHOD /path)`. Every error is an OpenAI-shaped JSON body (see `errors.py`).
+
+HTTP/1.1 with keep-alive: JSON answers carry `Content-Length`, streams use chunked framing and
+one write per event (TCP_NODELAY, so nothing waits for Nagle). Robustness: request bodies are
+size-limited (413) and read under a socket timeout (408 for a client that stops half-way); a
+persona that raises gets a 500 `server_error` while the traceback goes to the
+`mini_framework.practice` logger only; nothing a client sends can stop the server thread.
+
+Every exchange is recorded (`server.requests`, newest last, bounded; and a JSONL file when
+`log_path` is set) with credentials redacted: a key never appears in a log.
+"""
+from __future__ import annotations
+
+import atexit
+import copy
+import hmac
+import json
+import logging
+import socket
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+from urllib.parse import urlsplit
+
+from . import checks, errors, wire
+from .errors import ApiError
+from .personas import Persona, Responder, registry
+
+log = logging.getLogger("mini_framework.practice")
+
+MAX_BODY_BYTES = 8 * 1024 * 1024
+_DRAIN_LIMIT = 64 * 1024 * 1024  # read and discard oversized bodies up to this, so the 413 arrives
+_SENSITIVE = ("authorization", "cookie", "key", "token", "secret", "auth")
+
+
+@dataclass
+class Response:
+    """What to send back: a JSON body, or (when `chunks` is set) an event stream."""
+
+    status: int
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    chunks: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def error(cls, err: ApiError, request_id: str | None = None) -> Response:
+        """An error response, with the error's own headers (e.g. `retry-after`)."""
+        headers = dict(err.headers)
+        if request_id:
+            headers["x-request-id"] = request_id
+        return cls(err.status, err.body(), headers)
+
+    def sse_text(self) -> str:
+        """The event stream exactly as sent (for the request log)."""
+        events = [wire.sse(chunk) for chunk in self.chunks or []] + [wire.sse(None)]
+        return b"".join(events).decode("utf-8")
+
+
+class PracticeServer:
+    """An OpenAI-compatible practice model on a local port; see the module docstring."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, api_key: str | None = None,
+                 log_path: str | Path | None = None,
+                 personas: Mapping[str, Persona | Responder] | Iterable[Persona] | None = None,
+                 max_body_bytes: int = MAX_BODY_BYTES, timeout: float = 15.0, max_logged: int = 200) -> None:
+        self.host, self.port, self._requested_port = host, port, port
+        self.api_key = api_key or None
+        self.log_path = Path(log_path) if log_path else None
+        self.personas = registry(personas)
+        self.max_body_bytes = max_body_bytes
+        self.timeout = timeout
+        self._log: deque[dict[str, Any]] = deque(maxlen=max_logged)
+        self._lock = threading.RLock()
+        self._responders: dict[str, Responder] = {}
+        self._connections: set[socket.socket] = set()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> PracticeServer:
+        """Listen and serve in a daemon thread (idempotent); with `port=0` the OS picks a free port."""
+        with self._lock:
+            if self._httpd is None:
+                handler = type("Handler", (_Handler,), {"timeout": self.timeout})
+                httpd = _HTTPServer((self.host, self._requested_port), handler)
+                httpd.practice = self
+                self._httpd, self.port = httpd, httpd.server_address[1]
+                self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                                                name=f"practice-model:{self.port}", daemon=True)
+                self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop listening and close open connections (idempotent)."""
+        with self._lock:
+            httpd, self._httpd = self._httpd, None
+            if httpd is None:
+                return
+            httpd.shutdown()
+            httpd.server_close()
+            for conn in list(self._connections):
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+
+    def __enter__(self) -> PracticeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        """Whether the server is listening."""
+        return self._httpd is not None
+
+    @property
+    def base_url(self) -> str:
+        """What to give an OpenAI client: `http://127.0.0.1:PORT/v1`."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The logged exchanges, oldest first (a snapshot; at most `max_logged` of them)."""
+        with self._lock:
+            return list(self._log)
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"PracticeServer({self.base_url!r}, {state}, models={list(self.personas)})"
+
+    # -- answering --------------------------------------------------------------------------
+
+    def dispatch(self, method: str, target: str, headers: Mapping[str, str], raw: bytes,
+                 body_error: ApiError | None = None) -> Response:
+        """Answer one request (no sockets involved: the handler reads, this decides)."""
+        path = urlsplit(target).path
+        seed = f"{method} {path} " + raw.decode("utf-8", "replace")
+        request_id = wire.request_id(seed)
+        try:
+            self._authorize(headers)
+            if body_error is not None:
+                raise body_error
+            if path == "/v1/chat/completions" and method == "POST":
+                response = self._chat(raw)
+            elif path == "/v1/models" and method == "GET":
+                response = Response(200, {"object": "list", "data": [_model(name) for name in self.personas]})
+            elif path.startswith("/v1/models/") and method == "GET":
+                name = path[len("/v1/models/"):]
+                if name not in self.personas:
+                    raise errors.model_not_found(name)
+                response = Response(200, _model(name))
+            else:
+                raise errors.invalid_url(method, path)
+        except ApiError as err:
+            return Response.error(err, request_id)
+        except Exception:
+            log.exception("practice model: error while answering %s %s", method, path)
+            return Response.error(errors.server_error(), request_id)
+        response.headers.setdefault("x-request-id", request_id)
+        return response
+
+    def _authorize(self, headers: Mapping[str, str]) -> None:
+        """With an `api_key`, demand `Authorization: Bearer <that key>` (401 otherwise)."""
+        if self.api_key is None:
+            return
+        given = _bearer(headers)
+        if not given:
+            raise errors.missing_api_key()
+        if not hmac.compare_digest(given.encode("utf-8", "replace"), self.api_key.encode("utf-8", "replace")):
+            raise errors.incorrect_api_key(given)
+
+    def _chat(self, raw: bytes) -> Response:
+        """`POST /v1/chat/completions`: parse, check, ask the persona, put the reply on the wire."""
+        body = checks.parse(raw)
+        persona = checks.check(body, self.personas)
+        reply = self._responder(body["model"], persona)(copy.deepcopy(body))
+        if body.get("stream") is True:
+            return Response(200, chunks=wire.stream(body, reply))
+        return Response(200, wire.completion(body, reply))
+
+    def _responder(self, model: str, persona: Persona) -> Responder:
+        """The persona's responder for this server, built on first use (failures are not cached)."""
+        with self._lock:
+            if model not in self._responders:
+                self._responders[model] = persona.build()
+            return self._responders[model]
+
+    # -- the request log --------------------------------------------------------------------
+
+    def record(self, method: str, target: str, headers: Mapping[str, str], raw: bytes,
+               response: Response) -> None:
+        """Log one exchange in memory (and to the JSONL file), with every credential redacted."""
+        entry = {
+            "method": method, "path": target, "headers": _redact(headers),
+            "request": _loggable(raw), "status": response.status,
+            "response": response.sse_text() if response.chunks is not None else response.body,
+        }
+        # A key echoed elsewhere (in a message, say) is scrubbed too. Short "keys" such as
+        # "practice" or "ollama" are placeholders, not secrets, and would scrub ordinary words.
+        secrets = [s for s in (self.api_key, _bearer(headers)) if s and len(s) >= 12]
+        if secrets:
+            text = json.dumps(entry, ensure_ascii=False)
+            if any(s in text for s in secrets):  # a key echoed somewhere else: scrub it everywhere
+                for s in secrets:
+                    text = text.replace(json.dumps(s, ensure_ascii=False)[1:-1], "<redacted>")
+                entry = json.loads(text)
+        with self._lock:
+            self._log.append(entry)
+            if self.log_path is not None:
+                with self.log_path.open("a", encoding="utf-8", errors="replace") as f:
+                    f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+def _model(name: str) -> dict[str, Any]:
+    """An OpenAI `model` object for a persona."""
+    return {"id": name, "object": "model", "created": wire.CREATED, "owned_by": "practice"}
+
+
+def _bearer(headers: Mapping[str, str]) -> str:
+    """The key from `Authorization: Bearer <key>` ('' when there is none)."""
+    value = headers.get("authorization", "") or ""
+    scheme, _, key = value.strip().partition(" ")
+    return key.strip() if scheme.lower() == "bearer" else ""
+
+
+def _redact(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers with anything credential-like replaced by `<redacted>`."""
+    def hide(value: str) -> str:
+        scheme, _, rest = value.partition(" ")
+        return f"{scheme} <redacted>" if rest and scheme.lower() in ("bearer", "basic") else "<redacted>"
+
+    return {k: hide(v) if any(s in k.lower() for s in _SENSITIVE) else v for k, v in headers.items()}
+
+
+def _loggable(raw: bytes) -> Any:
+    """The request body for the log: parsed JSON when possible, else text (large bodies summarised)."""
+    if len(raw) > 1024 * 1024:
+        return f"<{len(raw)} bytes not logged>"
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return raw.decode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------------------------------------
+# The HTTP layer.
+
+
+class _Disconnected(Exception):
+    """The client went away mid-request; there is nobody to answer."""
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 128
+    practice: PracticeServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.debug("practice model: connection error from %s", client_address, exc_info=True)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Reads a request off the socket, lets `PracticeServer.dispatch` decide, writes the answer."""
+
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.server.practice._lock:
+            self.server.practice._connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server.practice._lock:
+            self.server.practice._connections.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("do_"):  # every method is routed; unknown ones get the API's 404
+            return self._serve
+        raise AttributeError(name)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        log.debug("practice model: " + format, *args)
+
+    def _serve(self) -> None:
+        """Handle one request on this connection."""
+        practice = self.server.practice
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        body_error: ApiError | None = None
+        try:
+            raw = self._read_body(practice.max_body_bytes)
+        except ApiError as err:
+            raw, body_error = b"", err
+            self.close_connection = True
+        except (_Disconnected, OSError):
+            self.close_connection = True
+            return
+        response = practice.dispatch(self.command, self.path, headers, raw, body_error)
+        try:
+            practice.record(self.command, self.path, headers, raw, response)
+        except Exception:
+            log.exception("practice model: could not write the request log")
+        try:
+            self._write(response)
+        except OSError:
+            self.close_connection = True
+
+    def _read_body(self, limit: int) -> bytes:
+        """The request body per its framing: `Content-Length`, chunked, or none."""
+        encoding = self.headers.get("transfer-encoding")
+        if encoding is not None:
+            if encoding.strip().lower() != "chunked":
+                raise errors.bad_framing(f"unsupported Transfer-Encoding {encoding.strip()!r}")
+            return self._read_chunked(limit)
+        lengths = set(self.headers.get_all("content-length") or [])
+        if not lengths:
+            return b""
+        length = lengths.pop().strip()
+        if lengths or not (length.isascii() and length.isdigit()):
+            raise errors.bad_framing("invalid Content-Length header")
+        size = int(length)
+        if size > limit:
+            if size <= _DRAIN_LIMIT:
+                self._drain(size)
+            raise errors.body_too_large(limit)
+        return self._read_exactly(size)
+
+    def _read_exactly(self, size: int) -> bytes:
+        """`size` bytes, or 408 on a stalled client / `_Disconnected` on a closed one."""
+        try:
+            data = self.rfile.read(size)
+        except TimeoutError:
+            raise errors.timed_out() from None
+        if len(data) < size:
+            raise _Disconnected()
+        return data
+
+    def _drain(self, size: int) -> None:
+        """Read and discard `size` bytes (so the client sees our 413 instead of a reset)."""
+        while size > 0:
+            size -= len(self._read_exactly(min(size, 1 << 16)))
+
+    def _read_chunked(self, limit: int) -> bytes:
+        """A `Transfer-Encoding: chunked` body, size-limited."""
+        body = bytearray()
+        while True:
+            line = self._line()
+            try:
+                size = int(line.split(b";")[0].strip(), 16)
+            except ValueError:
+                raise errors.bad_framing("invalid chunk size") from None
+            if size < 0:
+                raise errors.bad_framing("invalid chunk size")
+            if size == 0:
+                for _ in range(100):  # trailers, up to the blank line
+                    if self._line() in (b"\r\n", b"\n"):
+                        return bytes(body)
+                raise errors.bad_framing("too many trailer lines")
+            if len(body) + size > limit:
+                raise errors.body_too_large(limit)
+            body += self._read_exactly(size)
+            if self._line() not in (b"\r\n", b"\n"):
+                raise errors.bad_framing("chunk not followed by CRLF")
+
+    def _line(self) -> bytes:
+        """One framing line (at most 1 KiB)."""
+        try:
+            line = self.rfile.readline(1024)
+        except TimeoutError:
+            raise errors.timed_out() from None
+        if not line:
+            raise _Disconnected()
+        if not line.endswith(b"\n"):
+            raise errors.bad_framing("line too long")
+        return line
+
+    def _head(self, status: int, headers: dict[str, str]) -> bytes:
+        """Status line and headers, ready to send."""
+        lines = [f"HTTP/1.1 {status} {self.responses.get(status, ('Error',))[0]}",
+                 "Server: practice-model", f"Date: {self.date_time_string()}"]
+        lines += [f"{k}: {v}" for k, v in headers.items()]
+        if self.close_connection:
+            lines.append("Connection: close")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+    def _write(self, response: Response) -> None:
+        """Send a JSON body in one write, or a stream one event per write."""
+        self.log_request(response.status)
+        if response.chunks is None:
+            body = wire.dumps(response.body, pretty=True)
+            headers = {"Content-Type": "application/json", "Content-Length": str(len(body)), **response.headers}
+            head_only = getattr(self, "command", None) == "HEAD"
+            self.wfile.write(self._head(response.status, headers) + (b"" if head_only else body))
+            return
+        chunked = self.request_version != "HTTP/1.0"
+        self.close_connection = self.close_connection or not chunked
+        headers = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
+                   **({"Transfer-Encoding": "chunked"} if chunked else {}), **response.headers}
+        self.wfile.write(self._head(response.status, headers))
+        for chunk in [*response.chunks, None]:
+            event = wire.sse(chunk)
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event) if chunked else event)
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Protocol errors found by `http.server` itself (bad request line, huge headers): JSON too."""
+        self.close_connection = True
+        err = ApiError(code, message or self.responses.get(code, ("Error",))[0])
+        try:
+            self._write(Response.error(err))
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------------------------------------
+# One server per process, for notebooks.
+
+_shared: PracticeServer | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_server() -> PracticeServer:
+    """The process-wide practice server: started on first use, stopped when the process exits.
+
+    `connect()` uses it in a Jupyter kernel, so the server lives and dies with the kernel.
+    """
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = PracticeServer()
+            atexit.register(_shared.stop)
+        return _shared.start()
+
+
+def last_request(shown_headers: Iterable[str] = ("authorization", "content-type")) -> str:
+    """The latest exchange of the shared practice server, readable: what was sent, and the status.
+
+    Only the named headers are shown (the SDK's own headers change with its version). With a
+    real provider configured there is no practice log, and the text says so.
+    """
+    entries = _shared.requests if _shared is not None else []
+    if not entries:
+        return "(no request has gone to the practice model in this process)"
+    entry = entries[-1]
+    headers = {k.lower(): v for k, v in entry["headers"].items()}
+    lines = [f"{entry['method']} {entry['path']} → {entry['status']}"]
+    lines += [f"{name}: {headers[name]}" for name in shown_headers if name in headers]
+    lines.append(json.dumps(entry["request"], indent=2, ensure_ascii=False))
+    return "\n".join(lines)

@@ -1,0 +1,305 @@
+"""From a persona's `Reply` to the bytes OpenAI would send: `chat.completion` and its stream.
+
+Everything here is a pure function of the request body and the reply, so the same request
+always gives byte-identical output (nbval compares notebook outputs):
+
+- ids are derived from a hash of the canonicalised request (`stream` options excluded, so a
+  streamed and a non-streamed call of the same conversation share their ids);
+- `created` is a constant; `system_fingerprint` is a constant of the real `fp_` shape;
+- usage is an *estimate*: CJK characters count one token each, other text one token per four
+  characters, plus a few tokens per message; tool definitions count towards the prompt.
+
+The stream follows the real API's order, checked against recorded gpt-4o streams: a first
+chunk with `role`, `content` and `refusal: null` (carrying the first tool call's header when the
+reply starts with a call), content deltas, per call a header then argument fragments that carry
+only `index` and `function.arguments`, a `delta: {}` chunk with `finish_reason`, an optional
+usage chunk with `choices: []`, then `[DONE]`. Concessions: no `obfuscation` field, no
+`logprobs` (always null), `stop` applies to text only, and `n > 1` streams its choices one after
+the other rather than interleaved.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .reply import PlannedCall, Reply
+
+CREATED = 1767225600  # 2026-01-01T00:00:00Z, fixed so notebook outputs never change
+SYSTEM_FINGERPRINT = "fp_" + hashlib.sha256(b"practice-model/1").hexdigest()[:10]
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+# Streaming pieces: a word, one or two CJK characters, or a short run of punctuation, each with
+# the whitespace before it. The last alternative guarantees every character lands somewhere.
+_PIECE = re.compile(r"\s*(?:[A-Za-z0-9_]{1,10}|[^\x00-\x7f\s]{1,2}|[!-/:-@\[-`{-~]{1,3}|.)|\s+", re.S)
+
+
+# ---------------------------------------------------------------------------------------------
+# Deterministic ids.
+
+
+def canonical(request: dict[str, Any]) -> str:
+    """The request as sorted compact JSON, without the streaming switches."""
+    body = {k: v for k, v in request.items() if k not in ("stream", "stream_options")}
+    return json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)
+
+
+def base62(seed: str, length: int) -> str:
+    """`length` base62 characters derived from `seed`.
+
+    >>> base62("x", 5) == base62("x", 5), len(base62("x", 24))
+    (True, 24)
+    """
+    n = int.from_bytes(hashlib.sha256(seed.encode("utf-8", "replace")).digest(), "big")
+    out = []
+    for _ in range(length):
+        n, r = divmod(n, 62)
+        out.append(_BASE62[r])
+    return "".join(out)
+
+
+def completion_id(seed: str) -> str:
+    """`chatcmpl-` + 29 characters, like `chatcmpl-BLGOkzXc864uH3CZxRW9stxqzlpOl`."""
+    return "chatcmpl-" + base62(seed, 29)
+
+
+def call_id(seed: str, choice: int, index: int) -> str:
+    """`call_` + 24 characters, like `call_TvKBsG2K5gy1PIv9YX7PHOlb`."""
+    return "call_" + base62(f"{seed}|call|{choice}|{index}", 24)
+
+
+def request_id(seed: str) -> str:
+    """The `x-request-id` header: `req_` + 32 hex characters."""
+    return "req_" + hashlib.sha256(f"{seed}|request".encode("utf-8", "replace")).hexdigest()[:32]
+
+
+# ---------------------------------------------------------------------------------------------
+# Token estimates.
+
+
+def estimate_tokens(text: str) -> int:
+    """CJK characters count one token each, other characters one token per four.
+
+    >>> estimate_tokens("北京"), estimate_tokens("hello world"), estimate_tokens("")
+    (2, 3, 0)
+    """
+    cjk = len(_CJK.findall(text))
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+def _content_tokens(content: Any) -> int:
+    """Tokens of a message's content: text, or parts (an image counts 85, like a low-detail one)."""
+    if isinstance(content, str):
+        return estimate_tokens(content)
+    if not isinstance(content, list):
+        return 0
+    total = 0
+    for part in content:
+        if isinstance(part, dict):
+            text = part.get("text") if isinstance(part.get("text"), str) else part.get("refusal")
+            total += estimate_tokens(text) if isinstance(text, str) else 85
+    return total
+
+
+def prompt_tokens(request: dict[str, Any]) -> int:
+    """Estimated prompt tokens: 4 per message plus its text and calls, the tools' JSON, and 3."""
+    total = 3
+    for message in request.get("messages") or []:
+        total += 4 + _content_tokens(message.get("content"))
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            total += 3 + estimate_tokens(str(fn.get("name", ""))) + estimate_tokens(str(fn.get("arguments", "")))
+    if request.get("tools"):
+        total += estimate_tokens(json.dumps(request["tools"], ensure_ascii=False, separators=(",", ":")))
+    return total
+
+
+def _call_tokens(call: PlannedCall) -> int:
+    """Estimated completion tokens of one tool call."""
+    return 3 + estimate_tokens(call.name) + estimate_tokens(call.arguments)
+
+
+def truncate(text: str, tokens: int) -> str:
+    """The longest prefix of `text` whose estimate fits in `tokens`.
+
+    >>> truncate("abcdefghij", 2), truncate("北京上海", 3)
+    ('abcdefgh', '北京上')
+    """
+    cjk = other = 0
+    for i, ch in enumerate(text):
+        cjk, other = (cjk + 1, other) if _CJK.match(ch) else (cjk, other + 1)
+        if cjk + (other + 3) // 4 > tokens:
+            return text[:i]
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Shaping a reply to the request's limits.
+
+
+@dataclass(frozen=True)
+class Shaped:
+    """What one choice says, after `stop` and `max_tokens` were applied."""
+
+    content: str | None
+    calls: tuple[PlannedCall, ...]
+    finish_reason: str
+
+    @property
+    def completion_tokens(self) -> int:
+        """Estimated tokens of this choice."""
+        return estimate_tokens(self.content or "") + sum(_call_tokens(c) for c in self.calls)
+
+
+def shape(request: dict[str, Any], reply: Reply) -> Shaped:
+    """Apply `stop` (text only) and `max_completion_tokens`/`max_tokens` to a reply."""
+    content, calls, finish = reply.content, reply.tool_calls, reply.finish_reason
+    if content is None and not calls:
+        content = ""
+    stops = request.get("stop")
+    stops = [stops] if isinstance(stops, str) else [s for s in stops or [] if isinstance(s, str) and s]
+    cuts = [content.find(s) for s in stops if content and s and s in content]
+    if cuts:
+        content, calls, finish = content[: min(cuts)], (), "stop"
+    limit = request.get("max_completion_tokens") or request.get("max_tokens")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return Shaped(content, calls, finish)
+    budget = limit
+    if content and estimate_tokens(content) > budget:
+        return Shaped(truncate(content, budget), (), "length")
+    budget -= estimate_tokens(content or "")
+    kept: list[PlannedCall] = []
+    for call in calls:
+        if _call_tokens(call) > budget:
+            room = max(0, budget - 3 - estimate_tokens(call.name))
+            return Shaped(content, (*kept, PlannedCall(call.name, truncate(call.arguments, room))), "length")
+        budget -= _call_tokens(call)
+        kept.append(call)
+    return Shaped(content, tuple(kept), finish)
+
+
+def usage(request: dict[str, Any], shaped: Shaped, n: int) -> dict[str, Any]:
+    """The `usage` object; completion tokens are billed for every one of the `n` choices."""
+    prompt, completion = prompt_tokens(request), shaped.completion_tokens * n
+    return {
+        "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                                      "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+    }
+
+
+def _choices(request: dict[str, Any]) -> int:
+    """The `n` parameter (1 when absent or null)."""
+    n = request.get("n")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
+
+
+# ---------------------------------------------------------------------------------------------
+# The non-streaming body.
+
+
+def completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    """The `chat.completion` body for a reply, keys in the real API's order."""
+    seed, shaped, n = canonical(request), shape(request, reply), _choices(request)
+    choices = []
+    for index in range(n):
+        message: dict[str, Any] = {"role": "assistant", "content": shaped.content}
+        if shaped.calls:
+            message["tool_calls"] = [
+                {"id": call_id(seed, index, i), "type": "function",
+                 "function": {"name": c.name, "arguments": c.arguments}}
+                for i, c in enumerate(shaped.calls)
+            ]
+        message.update(refusal=None, annotations=[])
+        choices.append({"index": index, "message": message, "logprobs": None, "finish_reason": shaped.finish_reason})
+    return {
+        "id": completion_id(seed), "object": "chat.completion", "created": CREATED, "model": request["model"],
+        "choices": choices, "usage": usage(request, shaped, n),
+        "service_tier": "default", "system_fingerprint": SYSTEM_FINGERPRINT,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The stream.
+
+
+def pieces(text: str) -> list[str]:
+    """Split text the way a model streams it: words, CJK pairs, punctuation.
+
+    >>> pieces('{"city":"北京"}')
+    ['{"', 'city', '":"', '北京', '"}']
+    >>> "".join(pieces("Hello, world!")) == "Hello, world!"
+    True
+    """
+    return _PIECE.findall(text)
+
+
+def _deltas(seed: str, index: int, shaped: Shaped) -> Iterator[dict[str, Any]]:
+    """The deltas of one choice, first chunk to last, without the finish chunk."""
+    first: dict[str, Any] = {"role": "assistant"}
+    calls = list(enumerate(shaped.calls))
+    if shaped.content is None and calls:
+        i, call = calls[0]
+        first.update(content=None, tool_calls=[_header(seed, index, i, call)], refusal=None)
+        yield first
+        yield from _fragments(i, call)
+        calls = calls[1:]
+    else:
+        first.update(content="", refusal=None)
+        yield first
+        for piece in pieces(shaped.content or ""):
+            yield {"content": piece}
+    for i, call in calls:
+        yield {"tool_calls": [_header(seed, index, i, call)]}
+        yield from _fragments(i, call)
+
+
+def _header(seed: str, choice: int, i: int, call: PlannedCall) -> dict[str, Any]:
+    """The delta that opens a tool call: index, id, type, name and empty arguments."""
+    return {"index": i, "id": call_id(seed, choice, i), "type": "function",
+            "function": {"name": call.name, "arguments": ""}}
+
+
+def _fragments(i: int, call: PlannedCall) -> Iterator[dict[str, Any]]:
+    """Argument fragments carrying only `index` and `function.arguments`."""
+    for piece in pieces(call.arguments):
+        yield {"tool_calls": [{"index": i, "function": {"arguments": piece}}]}
+
+
+def stream(request: dict[str, Any], reply: Reply) -> list[dict[str, Any]]:
+    """Every `chat.completion.chunk` of the streamed answer, in order (without `[DONE]`)."""
+    seed, shaped, n = canonical(request), shape(request, reply), _choices(request)
+    options = request.get("stream_options")
+    with_usage = isinstance(options, dict) and options.get("include_usage") is True
+    head = {"id": completion_id(seed), "object": "chat.completion.chunk", "created": CREATED,
+            "model": request["model"], "service_tier": "default", "system_fingerprint": SYSTEM_FINGERPRINT}
+
+    def chunk(index: int, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+        out = {**head, "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+        return {**out, "usage": None} if with_usage else out
+
+    chunks = []
+    for index in range(n):
+        chunks += [chunk(index, delta, None) for delta in _deltas(seed, index, shaped)]
+        chunks.append(chunk(index, {}, shaped.finish_reason))
+    if with_usage:
+        chunks.append({**head, "choices": [], "usage": usage(request, shaped, n)})
+    return chunks
+
+
+def dumps(obj: Any, pretty: bool = False) -> bytes:
+    """JSON bytes as the API sends them: UTF-8, non-ASCII unescaped, lone surrogates replaced.
+
+    Whole bodies are pretty-printed with two spaces (as api.openai.com does); stream chunks are compact.
+    """
+    text = json.dumps(obj, ensure_ascii=False, indent=2) if pretty else json.dumps(obj, ensure_ascii=False,
+                                                                                    separators=(",", ":"))
+    return text.encode("utf-8", "replace")
+
+
+def sse(chunk: dict[str, Any] | None) -> bytes:
+    """One server-sent event; `None` is the final `data: [DONE]`."""
+    return b"data: " + (b"[DONE]" if chunk is None else dumps(chunk)) + b"\n\n"

@@ -1,0 +1,666 @@
+"""The practice planner: which tools it calls, with which arguments, and what it answers.
+
+Every test goes through `plan()` with a realistic Chat Completions body; the multi-round tests
+use `drive()`, a tiny agent loop that runs fake tools and feeds their results back.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+
+import pytest
+
+from mini_framework.practice import planner
+from mini_framework.practice.planner import (analyse, compose_answer, fill_arguments, next_calls, plan, rank_tools,
+                                             render, respond)
+from mini_framework.practice.reply import Reply
+
+# -----------------------------------------------------------------------------
+# request builders and a tiny agent loop
+
+
+def fn(name: str, description: str, properties: dict, required: list[str] | None = None) -> dict:
+    """A function tool; every property is required unless `required` says otherwise."""
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": {
+        "type": "object", "properties": properties, "required": list(properties) if required is None else required}}}
+
+
+def user(text) -> dict:
+    return {"role": "user", "content": text}
+
+
+def called(*calls: tuple[str, dict], prefix: str = "call") -> dict:
+    """An assistant message carrying tool calls."""
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"{prefix}_{i}", "type": "function",
+         "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+        for i, (name, args) in enumerate(calls)]}
+
+
+def result(content, call_id: str = "call_0") -> dict:
+    """A tool message; dicts and lists are sent as JSON text, as a real agent would."""
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def body(messages: list[dict], tools: list[dict], **extra) -> dict:
+    return {"model": "practice", "messages": messages, "tools": tools, **extra}
+
+
+def calls_of(reply: Reply) -> list[tuple[str, dict]]:
+    return [(c.name, json.loads(c.arguments)) for c in reply.tool_calls]
+
+
+def drive(question: str, tools: list[dict], run_tool, max_rounds: int = 6, **extra):
+    """Ask, execute every call with `run_tool(name, args)`, feed results back, until the planner answers."""
+    messages, rounds = [user(question)], []
+    for round_no in range(max_rounds):
+        reply = plan(body(messages, tools, **extra))
+        if not reply.tool_calls:
+            return rounds, reply.content
+        rounds.append(calls_of(reply))
+        messages.append(called(*rounds[-1], prefix=f"r{round_no}"))
+        for i, (name, args) in enumerate(rounds[-1]):
+            messages.append(result(run_tool(name, args), f"r{round_no}_{i}"))
+    raise AssertionError(f"no answer after {max_rounds} rounds: {rounds}")
+
+
+# -----------------------------------------------------------------------------
+# tools (the seed article's, and ones the planner has never been tuned on)
+
+WEATHER = fn("get_weather", "查询指定城市当前的天气情况，包括温度、天气状况和风力",
+             {"city": {"type": "string", "description": "城市名称，例如北京、上海、广州"}})
+ADD = fn("add_numbers", "计算两个数字相加的结果",
+         {"a": {"type": "number", "description": "第一个加数"}, "b": {"type": "number", "description": "第二个加数"}})
+SUBTRACT_ZH = fn("subtract", "计算两个数的差", {"a": {"type": "number", "description": "被减数"},
+                                             "b": {"type": "number", "description": "减数"}})
+SUBTRACT_EN = fn("subtract", "Subtract b from a and return the difference",
+                 {"a": {"type": "number"}, "b": {"type": "number"}})
+USER = fn("get_user_info", "根据用户名查询用户信息", {"user_name": {"type": "string", "description": "用户名"}})
+ORDERS = fn("get_orders", "根据用户ID查询订单列表",
+            {"user_id": {"type": "integer", "description": "用户ID"},
+             "status": {"type": "string", "description": "订单状态，可选：pending（未发货）、shipped（已发货）"}},
+            ["user_id"])
+DETAIL = fn("get_order_detail", "查询订单的详细信息", {"order_id": {"type": "string", "description": "订单号"}})
+CONVERT = fn("convert", "Convert an amount of money from one currency to another",
+             {"amount": {"type": "number", "description": "The amount to convert"},
+              "from_currency": {"type": "string", "description": "ISO currency code, e.g. USD"},
+              "to_currency": {"type": "string", "description": "ISO currency code"}})
+FLIGHTS = fn("search_flights", "搜索航班",
+             {"origin": {"type": "string", "description": "出发城市"},
+              "destination": {"type": "string", "description": "目的地城市"},
+              "date": {"type": "string", "description": "出发日期"}})
+EMAIL = fn("send_email", "Send an email. Ask the user before sending.",
+           {"to": {"type": "string", "description": "Recipient email address"},
+            "subject": {"type": "string", "description": "Subject line"},
+            "body": {"type": "string", "description": "Message body"}})
+STOCK = fn("get_stock_price", "获取股票的最新价格", {"symbol": {"type": "string", "description": "股票代码，如 AAPL"}})
+WEATHER_UNIT = fn("get_weather", "Get the current weather for a city",
+                  {"city": {"type": "string", "description": "City name"},
+                   "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "description": "Temperature unit"}},
+                  ["city"])
+BATCH = fn("get_weather_batch", "查询多个城市的天气",
+           {"cities": {"type": "array", "items": {"type": "string"}, "description": "城市列表"}})
+CALCULATOR = fn("calculator", "Evaluate a math expression", {"expression": {"type": "string"}})
+SEARCH = fn("web_search", "Search the web", {"query": {"type": "string", "description": "What to search for"}})
+# what Pydantic emits for `def create_event(event: Event, notify: bool | None = None)`
+EVENT = {"type": "function", "function": {
+    "name": "create_event", "description": "Create a calendar event", "parameters": {
+        "$defs": {"Event": {"type": "object", "title": "Event", "required": ["title", "date"], "properties": {
+            "title": {"type": "string", "description": "Event title"},
+            "date": {"type": "string", "format": "date"},
+            "attendees": {"type": "array", "items": {"type": "string", "format": "email"}}}}},
+        "type": "object", "required": ["event"], "properties": {
+            "event": {"$ref": "#/$defs/Event"},
+            "notify": {"anyOf": [{"type": "boolean"}, {"type": "null"}], "default": None,
+                       "description": "Send notifications to attendees"}}}}}
+
+IMAGE = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}
+WEATHER_DATA = {"北京": {"temperature": 22, "condition": "晴", "wind": "东北风3级"},
+                "上海": {"temperature": 25, "condition": "多云", "wind": "东南风2级"},
+                "Paris": {"temperature": 18, "condition": "cloudy"},
+                "Tokyo": {"temperature": 21, "condition": "sunny"}}
+ORDER_LIST = [{"order_id": "A1001", "status": "未发货", "total": 399},
+              {"order_id": "A1002", "status": "已发货", "total": 59},
+              {"order_id": "A1003", "status": "未发货", "total": 1280}]
+
+
+def fake_tools(name: str, args: dict):
+    """Deterministic stand-ins for the article's tools."""
+    if name in ("get_weather", "get_weather_batch"):
+        if "cities" in args:
+            return {c: WEATHER_DATA.get(c, "unknown") for c in args["cities"]}
+        return WEATHER_DATA.get(args.get("city"), {"error": "暂无该城市数据"})
+    if name == "add_numbers":
+        return str(args["a"] + args["b"])
+    if name == "subtract":
+        return str(args["a"] - args["b"])
+    if name == "get_user_info":
+        return {"user_id": 1001, "name": args["user_name"]}
+    if name == "get_orders":
+        rows = ORDER_LIST if "status" not in args else [o for o in ORDER_LIST if o["status"] == "未发货"]
+        return rows
+    if name == "get_order_detail":
+        return {"order_id": args["order_id"], "item": f"商品{args['order_id'][-1]}", "status": "未发货"}
+    return {"status": "success", "data": {"echo": args}}
+
+
+# -----------------------------------------------------------------------------
+# 1. the seed article's two tools
+
+
+def test_beijing_weather_round_trip():
+    rounds, answer = drive("北京现在天气怎么样？", [WEATHER, ADD], fake_tools)
+    assert rounds == [[("get_weather", {"city": "北京"})]]
+    assert "22" in answer and "晴" in answer and "北京" in answer
+    assert re.search(r"[\u4e00-\u9fff]", answer) and "temperature" not in answer
+
+
+def test_the_articles_first_request():
+    assert calls_of(plan(body([user("北京今天适合出门吗？")], [WEATHER]))) == [("get_weather", {"city": "北京"})]
+
+
+def test_big_addition_keeps_integers():
+    reply = plan(body([user("请计算123456789 + 987654321 等于多少？")], [WEATHER, ADD]))
+    assert [(c.name, c.arguments) for c in reply.tool_calls] == [("add_numbers", '{"a":123456789,"b":987654321}')]
+    rounds, answer = drive("请计算123456789 + 987654321 等于多少？", [WEATHER, ADD], fake_tools)
+    assert "1111111110" in answer
+
+
+# -----------------------------------------------------------------------------
+# 2. several entities: parallel calls, sequential calls, array parameters
+
+
+def test_two_cities_in_one_reply():
+    reply = plan(body([user("What's the weather in Paris and Tokyo?")], [WEATHER, ADD]))
+    assert calls_of(reply) == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})]
+
+
+def test_parallel_tool_calls_false_gives_one_call_per_reply():
+    rounds, answer = drive("What's the weather in Paris and Tokyo?", [WEATHER, ADD], fake_tools,
+                           parallel_tool_calls=False)
+    assert rounds == [[("get_weather", {"city": "Paris"})], [("get_weather", {"city": "Tokyo"})]]
+    assert "Paris: temperature 18, condition cloudy" in answer and "Tokyo: temperature 21" in answer
+
+
+def test_which_city_is_warmer():
+    rounds, answer = drive("北京和上海哪个更暖和？", [WEATHER, ADD], fake_tools)
+    assert rounds == [[("get_weather", {"city": "北京"}), ("get_weather", {"city": "上海"})]]
+    assert "北京：温度 22，天气 晴" in answer and "上海：温度 25" in answer
+    assert "上海的温度更高（25）" in answer
+
+
+def test_array_parameter_gets_one_call_with_every_city():
+    reply = plan(body([user("北京、上海和广州今天天气如何")], [BATCH, ADD]))
+    assert calls_of(reply) == [("get_weather_batch", {"cities": ["北京", "上海", "广州"]})]
+
+
+# -----------------------------------------------------------------------------
+# 3. numbers
+
+
+@pytest.mark.parametrize("tool", [SUBTRACT_ZH, SUBTRACT_EN])
+def test_net_growth_calls_subtract(tool):
+    reply = plan(body([user("A组本周新增客户35个，流失8个，净增多少")], [WEATHER, ADD, tool]))
+    assert calls_of(reply) == [("subtract", {"a": 35, "b": 8})]
+    rounds, answer = drive("A组本周新增客户35个，流失8个，净增多少", [WEATHER, ADD, tool], fake_tools)
+    assert "27" in answer
+
+
+@pytest.mark.parametrize("question,a,b", [
+    ("一百二十三加四百五十六等于多少", 123, 456),
+    ("两千零五加上三点五", 2005, 3.5),
+    ("负十二加1.2万是多少", -12, 12000),
+    ("What is twelve plus one hundred and five?", 12, 105),
+    ("add 1,000 and 3.5", 1000, 3.5),
+    ("-12 + 30 = ?", -12, 30),
+])
+def test_numbers_in_every_form_fill_numeric_params(question, a, b):
+    assert calls_of(plan(body([user(question)], [WEATHER, ADD]))) == [("add_numbers", {"a": a, "b": b})]
+
+
+# -----------------------------------------------------------------------------
+# 4. chains: user -> orders -> order details
+
+
+def test_order_chain_with_status_evidence():
+    rounds, answer = drive("帮我看看张三最近买了什么还没发货", [USER, ORDERS, DETAIL], fake_tools)
+    assert rounds == [
+        [("get_user_info", {"user_name": "张三"})],
+        [("get_orders", {"user_id": 1001, "status": "pending"})],
+        [("get_order_detail", {"order_id": "A1001"}), ("get_order_detail", {"order_id": "A1003"})],
+    ]
+    assert "A1001" in answer and "A1003" in answer and "商品1" in answer and "商品3" in answer
+    assert re.search(r"[\u4e00-\u9fff]", answer)
+
+
+def test_order_chain_one_call_per_reply():
+    rounds, answer = drive("帮我看看张三最近买了什么还没发货", [USER, ORDERS, DETAIL], fake_tools, parallel_tool_calls=False)
+    assert [call for calls in rounds for call in calls] == [
+        ("get_user_info", {"user_name": "张三"}), ("get_orders", {"user_id": 1001, "status": "pending"}),
+        ("get_order_detail", {"order_id": "A1001"}), ("get_order_detail", {"order_id": "A1003"})]
+    assert all(len(calls) == 1 for calls in rounds) and "商品1" in answer and "商品3" in answer
+
+
+def test_order_chain_without_status_evidence_fetches_every_order():
+    rounds, answer = drive("张三最近买了什么？", [USER, ORDERS, DETAIL], fake_tools)
+    assert rounds[1] == [("get_orders", {"user_id": 1001})]
+    assert [args["order_id"] for _, args in rounds[2]] == ["A1001", "A1002", "A1003"]
+
+
+def test_order_chain_in_english_against_chinese_descriptions():
+    rounds, answer = drive("What did Zhang San buy that hasn't shipped yet?", [USER, ORDERS, DETAIL], fake_tools)
+    assert rounds[0] == [("get_user_info", {"user_name": "Zhang San"})]
+    assert rounds[1] == [("get_orders", {"user_id": 1001, "status": "pending"})]
+    assert "Here is what I found" in answer and "A1003" in answer
+
+
+def test_unfiltered_order_list_is_narrowed_to_what_was_asked():
+    tools = [USER, fn("get_orders", "查询用户的订单", {"user_id": {"type": "integer"}}), DETAIL]
+    rounds, _ = drive("帮我看看张三还没发货的订单", tools, fake_tools)
+    assert rounds[2] == [("get_order_detail", {"order_id": "A1001"}), ("get_order_detail", {"order_id": "A1003"})]
+
+
+def test_id_is_taken_from_key_id_in_the_owner_tools_result():
+    tools = [fn("find_customer", "Find a customer by name", {"name": {"type": "string"}}),
+             fn("list_invoices", "List the invoices of a customer", {"customer_id": {"type": "integer"}})]
+    messages = [user("Show me the invoices of Alice"), called(("find_customer", {"name": "Alice"})),
+                result({"customer": {"id": 77, "name": "Alice"}})]
+    assert calls_of(plan(body(messages, tools))) == [("list_invoices", {"customer_id": 77})]
+
+
+def test_a_failed_step_ends_the_chain_with_an_honest_answer():
+    def broken(name, args):
+        return {"error": "用户不存在"} if name == "get_user_info" else fake_tools(name, args)
+    rounds, answer = drive("帮我看看王小二最近买了什么", [USER, ORDERS, DETAIL], broken)
+    assert rounds == [[("get_user_info", {"user_name": "王小二"})]]
+    assert "用户不存在" in answer and "失败" in answer
+
+
+def test_no_call_is_repeated_after_the_latest_user_message():
+    messages = [user("北京天气"), called(("get_weather", {"city": "北京"})), result("Error: timeout")]
+    reply = plan(body(messages, [WEATHER]))
+    assert not reply.tool_calls and "timeout" in reply.content
+
+
+def test_a_new_user_message_may_ask_again():
+    messages = [user("北京天气"), called(("get_weather", {"city": "北京"})), result(WEATHER_DATA["北京"]),
+                {"role": "assistant", "content": "北京：温度 22。"}, user("再查一次北京天气")]
+    assert calls_of(plan(body(messages, [WEATHER]))) == [("get_weather", {"city": "北京"})]
+
+
+# -----------------------------------------------------------------------------
+# 5. tool_choice
+
+
+def test_tool_choice_none_answers_in_text_and_says_what_it_would_call():
+    reply = plan(body([user("北京天气怎么样")], [WEATHER], tool_choice="none"))
+    assert not reply.tool_calls and 'tool_choice 是 "none"' in reply.content and "get_weather(city=北京)" in reply.content
+
+
+def test_tool_choice_none_answers_from_results_so_far():
+    messages = [user("北京天气"), called(("get_weather", {"city": "北京"})), result(WEATHER_DATA["北京"])]
+    reply = plan(body(messages, [WEATHER], tool_choice="none"))
+    assert not reply.tool_calls and "22" in reply.content
+
+
+def test_tool_choice_required_always_calls():
+    reply = plan(body([user("讲个笑话")], [WEATHER, ADD], tool_choice="required"))
+    assert [c.name for c in reply.tool_calls] == ["get_weather"]
+    done = [user("北京天气"), called(("get_weather", {"city": "北京"})), result(WEATHER_DATA["北京"])]
+    assert calls_of(plan(body(done, [WEATHER, ADD], tool_choice="required"))) == [("get_weather", {"city": "北京"})]
+
+
+@pytest.mark.parametrize("choice", [
+    {"type": "function", "function": {"name": "add_numbers"}},
+    {"type": "allowed_tools", "allowed_tools": {"mode": "required", "tools": [
+        {"type": "function", "function": {"name": "add_numbers"}}]}},
+])
+def test_named_or_allowed_tool_is_the_only_one_called(choice):
+    reply = plan(body([user("北京天气，顺便算 3 加 4")], [WEATHER, ADD], tool_choice=choice))
+    assert calls_of(reply) == [("add_numbers", {"a": 3, "b": 4})]
+
+
+def test_a_forced_tool_gets_invented_arguments_that_fit_its_schema():
+    forced = {"type": "function", "function": {"name": "get_weather"}}
+    assert calls_of(plan(body([user("Tell me a joke")], [WEATHER, ADD], tool_choice=forced))) == [
+        ("get_weather", {"city": "a joke"})]
+    forced = {"type": "function", "function": {"name": "add_numbers"}}
+    assert calls_of(plan(body([user("北京天气")], [WEATHER, ADD], tool_choice=forced))) == [
+        ("add_numbers", {"a": 0, "b": 0})]
+
+
+def test_auto_is_the_default():
+    a = plan(body([user("北京天气")], [WEATHER]))
+    b = plan(body([user("北京天气")], [WEATHER], tool_choice="auto"))
+    assert a == b and a.tool_calls
+
+
+# -----------------------------------------------------------------------------
+# 6. no useful tool: a short honest reply
+
+
+@pytest.mark.parametrize("question,zh", [("Tell me a joke", False), ("讲个笑话", True),
+                                         ("What is the capital of France?", False), ("北京有什么好吃的", True)])
+def test_no_tool_fits(question, zh):
+    reply = plan(body([user(question)], [WEATHER, ADD]))
+    assert not reply.tool_calls
+    assert "LLM_BASE_URL" in reply.content and "get_weather" in reply.content and "add_numbers" in reply.content
+    assert reply.content.startswith("我是离线练习模型" if zh else "I'm the offline practice model")
+
+
+@pytest.mark.parametrize("greeting,expected", [("hi", "Hello!"), ("Hello there!", "Hello!"), ("你好", "你好！"),
+                                               ("您好！", "你好！"), ("谢谢", "不客气"), ("thanks!", "welcome")])
+def test_small_talk(greeting, expected):
+    reply = plan(body([user(greeting)], [WEATHER]))
+    assert not reply.tool_calls and expected in reply.content
+
+
+def test_missing_input_is_asked_for():
+    reply = plan(body([user("明天会下雨吗？")], [WEATHER]))
+    assert not reply.tool_calls and "city" in reply.content and "还需要" in reply.content
+
+
+def test_no_tools_at_all():
+    reply = plan({"model": "practice", "messages": [user("What's the weather in Paris?")]})
+    assert not reply.tool_calls and "no tools" in reply.content
+
+
+# -----------------------------------------------------------------------------
+# 7. answers
+
+
+def answer_after(question: str, tool: dict, calls: list[tuple[str, dict]], outputs: list) -> str:
+    messages = [user(question), called(*calls)] + [result(o, f"call_{i}") for i, o in enumerate(outputs)]
+    reply = plan(body(messages, [tool]))
+    assert not reply.tool_calls
+    return reply.content
+
+
+def test_answer_in_english_with_the_facts_verbatim():
+    text = answer_after("Weather in Beijing?", WEATHER, [("get_weather", {"city": "Beijing"})],
+                        [{"temperature": 22.5, "condition": "晴", "humidity": 40}])
+    assert text == "Beijing: temperature 22.5, condition 晴, humidity 40."
+
+
+@pytest.mark.parametrize("output,expected", [
+    ({"error": "暂无该城市数据"}, "暂无该城市数据"),
+    ({"status": "error", "message": "upstream timeout"}, "upstream timeout"),
+    ("Error: city not found", "city not found"),
+])
+def test_errors_are_reported_honestly(output, expected):
+    text = answer_after("What's the weather in Paris?", WEATHER, [("get_weather", {"city": "Paris"})], [output])
+    assert "couldn't" in text and expected in text
+
+
+def test_long_plain_text_is_quoted_and_truncated():
+    text = answer_after("search python", SEARCH, [("web_search", {"query": "python"})], ["x" * 1000])
+    assert '"' + "x" * 300 + "…" in text and "x" * 301 not in text
+
+
+def test_lists_and_envelopes_are_rendered_readably():
+    assert render([{"order_id": "A1", "status": "未发货"}, {"order_id": "A2", "status": "已发货"}], zh=True) == \
+        "订单号 A1，状态 未发货；订单号 A2，状态 已发货"
+    text = answer_after("search python", SEARCH, [("web_search", {"query": "python"})],
+                        [{"status": "success", "data": ["3.12", "3.13"]}])
+    assert text == 'python: 3.12, 3.13.'
+    assert "没有结果" in answer_after("搜索 python", SEARCH, [("web_search", {"query": "python"})], [[]])
+
+
+def test_every_number_in_an_answer_comes_from_the_request_or_the_results():
+    question = "北京和上海哪个更暖和？"
+    outputs = [WEATHER_DATA["北京"], WEATHER_DATA["上海"]]
+    text = answer_after(question, WEATHER, [("get_weather", {"city": "北京"}), ("get_weather", {"city": "上海"})],
+                        outputs)
+    allowed = set(re.findall(r"\d+", question + json.dumps(outputs, ensure_ascii=False)))
+    assert set(re.findall(r"\d+", text)) <= allowed
+
+
+# -----------------------------------------------------------------------------
+# 8. arguments for tools the planner was never tuned on
+
+
+@pytest.mark.parametrize("question,tools,expected", [
+    ("100美元换成人民币是多少", [WEATHER, CONVERT],
+     ("convert", {"amount": 100, "from_currency": "USD", "to_currency": "CNY"})),
+    ("Convert 250 EUR to JPY", [WEATHER, CONVERT],
+     ("convert", {"amount": 250, "from_currency": "EUR", "to_currency": "JPY"})),
+    ("How many yen is 30 pounds?", [WEATHER, CONVERT],
+     ("convert", {"amount": 30, "from_currency": "GBP", "to_currency": "JPY"})),
+    ("下周五从上海飞东京的航班", [WEATHER, FLIGHTS],
+     ("search_flights", {"origin": "上海", "destination": "东京", "date": "下周五"})),
+    ("flights from Paris to London on 2025-03-01", [WEATHER, FLIGHTS],
+     ("search_flights", {"origin": "Paris", "destination": "London", "date": "2025-03-01"})),
+    ("飞往东京，从北京出发，2024年5月20日", [WEATHER, FLIGHTS],
+     ("search_flights", {"origin": "北京", "destination": "东京", "date": "2024-05-20"})),
+    ('Send an email to bob@example.com with subject "Lunch" and body "See you at noon"', [WEATHER, EMAIL],
+     ("send_email", {"to": "bob@example.com", "subject": "Lunch", "body": "See you at noon"})),
+    ("给 alice@example.com 发邮件，主题是「周报」，内容是“本周新增客户35个”", [WEATHER, EMAIL],
+     ("send_email", {"to": "alice@example.com", "subject": "周报", "body": "本周新增客户35个"})),
+    ("AAPL 现在股价多少", [WEATHER, STOCK], ("get_stock_price", {"symbol": "AAPL"})),
+    ("What's the weather in Paris in fahrenheit?", [WEATHER_UNIT],
+     ("get_weather", {"city": "Paris", "unit": "fahrenheit"})),
+    ("上海天气，用摄氏度", [WEATHER_UNIT], ("get_weather", {"city": "上海", "unit": "celsius"})),
+    ("Is it raining in Springfield?", [WEATHER_UNIT], ("get_weather", {"city": "Springfield"})),
+    ("What is 2*(3+4)?", [CALCULATOR, WEATHER], ("calculator", {"expression": "2*(3+4)"})),
+    ("三十五减八等于几", [CALCULATOR, WEATHER], ("calculator", {"expression": "35 - 8"})),
+    ("search for the latest Python release", [SEARCH, WEATHER], ("web_search", {"query": "the latest Python release"})),
+    ("帮我把这段话翻译成英文：今天天气很好", [WEATHER, fn("translate", "翻译文本", {
+        "text": {"type": "string", "description": "要翻译的文本"}, "target_language": {"type": "string"}})],
+     ("translate", {"text": "今天天气很好", "target_language": "en"})),
+    ("Remind me to call mom tomorrow at 9:30", [WEATHER, fn("create_reminder", "Create a reminder", {
+        "text": {"type": "string"}, "when": {"type": "string"}})],
+     ("create_reminder", {"text": "call mom at 9:30", "when": "tomorrow"})),
+    ('Create an event "Team lunch" on 2025-05-20 with alice@example.com and bob@example.com', [EVENT, WEATHER],
+     ("create_event", {"event": {"title": "Team lunch", "date": "2025-05-20",
+                                 "attendees": ["alice@example.com", "bob@example.com"]}})),
+])
+def test_unseen_tools(question, tools, expected):
+    assert calls_of(plan(body([user(question)], tools))) == [expected]
+
+
+def test_optional_params_need_evidence():
+    tools = [fn("get_weather", "查询天气", {"city": {"type": "string"},
+                                         "date": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+                                         "days": {"type": "integer", "description": "预报天数", "default": 1}},
+                ["city"])]
+    assert calls_of(plan(body([user("北京天气")], tools))) == [("get_weather", {"city": "北京"})]
+    assert calls_of(plan(body([user("北京明天的天气")], tools))) == [("get_weather", {"city": "北京", "date": "明天"})]
+    assert calls_of(plan(body([user("北京未来3天的天气")], tools))) == [("get_weather", {"city": "北京", "days": 3})]
+
+
+def test_strict_mode_nullable_params_get_null_without_evidence():
+    strict = {"type": "function", "function": {"name": "get_orders", "description": "查询用户的订单", "strict": True,
+              "parameters": {"type": "object", "additionalProperties": False, "required": ["user_name", "status"],
+                             "properties": {"user_name": {"type": "string"},
+                                            "status": {"type": ["string", "null"],
+                                                       "enum": ["pending", "shipped", None]}}}}}
+    assert calls_of(plan(body([user("李四的订单")], [strict]))) == [("get_orders", {"user_name": "李四", "status": None})]
+    assert calls_of(plan(body([user("李四还没发货的订单")], [strict]))) == \
+        [("get_orders", {"user_name": "李四", "status": "pending"})]
+
+
+def test_booleans_from_evidence():
+    tool = fn("get_weather", "Get the weather for a city",
+              {"city": {"type": "string"},
+               "include_forecast": {"type": "boolean", "description": "Add the 5-day forecast"}},
+              ["city"])
+    assert calls_of(plan(body([user("weather in London")], [tool]))) == [("get_weather", {"city": "London"})]
+    assert calls_of(plan(body([user("weather in London with the forecast")], [tool]))) == \
+        [("get_weather", {"city": "London", "include_forecast": True})]
+
+
+def test_enum_in_description_only_is_filled_by_synonym():
+    tool = fn("list_orders", "List orders", {"state": {"type": "string", "description": "one of: 待发货 / 已发货 / 已签收"}},
+              [])
+    assert calls_of(plan(body([user("which orders have not shipped?")], [tool]))) == [("list_orders", {"state": "待发货"})]
+
+
+def test_description_not_name_makes_a_tool_relevant():
+    cryptic = fn("tool_a", "查询指定城市的天气", {"x": {"type": "string", "description": "城市"}})
+    other = fn("tool_b", "Translate text", {"text": {"type": "string"}})
+    reply = plan(body([user("How is the weather in Berlin?")], [other, cryptic]))
+    assert calls_of(reply) == [("tool_a", {"x": "Berlin"})]
+
+
+def test_person_names():
+    tool = fn("get_user_info", "Look up a user", {"user_name": {"type": "string", "description": "The user's name"}})
+    for question, name in [("查一下李四的用户信息", "李四"), ("look up the user Alice", "Alice"),
+                           ("用户小明的信息", "小明")]:
+        assert calls_of(plan(body([user(question)], [tool]))) == [("get_user_info", {"user_name": name})]
+
+
+def test_ids_from_the_request():
+    assert calls_of(plan(body([user("查一下订单 A1001 和 A1002 的详情")], [DETAIL]))) == \
+        [("get_order_detail", {"order_id": "A1001"}), ("get_order_detail", {"order_id": "A1002"})]
+    numeric = fn("get_order", "查询订单详情", {"order_id": {"type": "integer", "description": "订单号"}})
+    assert calls_of(plan(body([user("订单1001现在什么状态")], [numeric]))) == [("get_order", {"order_id": 1001})]
+
+
+def test_a_learner_who_edits_the_question_gets_a_different_run():
+    first = calls_of(plan(body([user("北京现在天气怎么样？")], [WEATHER, ADD])))
+    edited = calls_of(plan(body([user("广州现在天气怎么样？")], [WEATHER, ADD])))
+    sums = calls_of(plan(body([user("请计算 7 + 8")], [WEATHER, ADD])))
+    assert first == [("get_weather", {"city": "北京"})] and edited == [("get_weather", {"city": "广州"})]
+    assert sums == [("add_numbers", {"a": 7, "b": 8})]
+
+
+def test_relevance_ranks_by_overlap():
+    s = analyse(body([user("北京天气怎么样")], [ADD, WEATHER, SEARCH]))
+    ranked = [(score, tool.name) for score, tool in rank_tools(s)]
+    assert ranked[0][1] == "get_weather" and ranked[0][0] > 0 and all(score == 0 for score, _ in ranked[1:])
+
+
+# -----------------------------------------------------------------------------
+# 9. conversations
+
+
+def test_follow_up_reuses_the_previous_tool():
+    history = [user("北京天气怎么样"), called(("get_weather", {"city": "北京"})), result(WEATHER_DATA["北京"]),
+               {"role": "assistant", "content": "北京：温度 22。"}]
+    assert calls_of(plan(body(history + [user("那上海呢？")], [WEATHER, ADD]))) == [("get_weather", {"city": "上海"})]
+    assert calls_of(plan(body(history + [user("And London?")], [WEATHER]))) == [("get_weather", {"city": "London"})]
+
+
+def test_follow_up_restarts_a_chain_for_a_new_person():
+    history = [user("帮我看看张三最近买了什么"), called(("get_user_info", {"user_name": "张三"})),
+               result({"user_id": 1001}), called(("get_orders", {"user_id": 1001}), prefix="b"),
+               result([], "b_0"), {"role": "assistant", "content": "张三没有订单。"}, user("那李四呢？")]
+    assert calls_of(plan(body(history, [USER, ORDERS, DETAIL]))) == [("get_user_info", {"user_name": "李四"})]
+
+
+def test_content_parts_and_system_messages():
+    messages = [{"role": "system", "content": "你是助手"},
+                {"role": "user", "content": [{"type": "text", "text": "北京天气"},
+                                             IMAGE]}]
+    assert calls_of(plan(body(messages, [WEATHER]))) == [("get_weather", {"city": "北京"})]
+
+
+def test_images_a_tool_produced_are_not_a_new_question():
+    messages = [user("北京天气"), called(("get_weather", {"city": "北京"})), result("media_id=img_1"),
+                {"role": "user", "content": [{"type": "text", "text": "Images returned by the tool:"},
+                                             IMAGE]}]
+    s = analyse(body(messages, [WEATHER]))
+    assert s.request.text == "北京天气" and len(s.calls) == 1
+
+
+# -----------------------------------------------------------------------------
+# 10. determinism, purity, robustness
+
+
+def test_same_request_same_reply():
+    request = body([user("北京和上海哪个更暖和？")], [WEATHER, ADD])
+    assert plan(request) == plan(json.loads(json.dumps(request)))
+
+
+def test_same_reply_whatever_the_hash_seed():
+    script = ("import json; from mini_framework.practice.planner import plan; "
+              "r = plan(json.loads(input())); print(r.content, [(c.name, c.arguments) for c in r.tool_calls])")
+    request = json.dumps(body([user("帮我看看张三最近买了什么还没发货，顺便查北京和上海天气")], [USER, ORDERS, DETAIL, WEATHER]))
+    outputs = {subprocess.run([sys.executable, "-c", script], input=request, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(outputs) == 1 and "get_weather" in outputs.pop()
+
+
+def test_plan_does_not_mutate_the_request():
+    request = body([user("北京天气"), called(("get_weather", {"city": "北京"})), result(WEATHER_DATA["北京"])], [WEATHER])
+    snapshot = json.dumps(request, sort_keys=True)
+    plan(request)
+    assert json.dumps(request, sort_keys=True) == snapshot
+
+
+def test_internal_bugs_degrade_to_text(monkeypatch):
+    def boom(_):
+        raise KeyError("bug")
+    monkeypatch.setattr(planner, "analyse", boom)
+    reply = plan(body([user("北京天气")], [WEATHER]))
+    assert not reply.tool_calls and "practice model" in reply.content
+
+
+def _weird_value(rng: random.Random, depth: int = 0):
+    choices = [None, "", "北京", "Paris", "一百二十三", "12abc", "x" * 5000, "\u0000", "{", "[1,2", -1, 3.5, True,
+               ["a", 1], {"k": "v"}, {"type": "text", "text": "hi"}, "AAPL", "bob@example.com", "2024年5月20日"]
+    if depth < 2 and rng.random() < 0.3:
+        return {rng.choice(["type", "properties", "items", "enum", "$ref", "anyOf", "required", "x"]):
+                _weird_value(rng, depth + 1) for _ in range(rng.randint(0, 3))}
+    return rng.choice(choices)
+
+
+def _weird_request(rng: random.Random) -> dict:
+    tools = [WEATHER, ADD, ORDERS, EVENT, CONVERT,
+             {"type": "function", "function": {"name": "odd", "parameters": _weird_value(rng)}},
+             {"type": "function", "function": {"name": "odd2", "description": _weird_value(rng),
+                                               "parameters": {"type": "object", "properties": {
+                                                   "p": _weird_value(rng), "q": {"$ref": "#/nowhere"}},
+                                                   "required": _weird_value(rng)}}},
+             _weird_value(rng)]
+    messages = []
+    for _ in range(rng.randint(0, 5)):
+        role = rng.choice(["user", "assistant", "tool", "system", "developer", None])
+        message = {"role": role, "content": _weird_value(rng)}
+        if role == "assistant" and rng.random() < 0.6:
+            name = rng.choice(["get_weather", "add_numbers", "get_orders", "nope", None])
+            message["tool_calls"] = [{"id": "c1", "type": "function",
+                                      "function": {"name": name, "arguments": rng.choice(
+                                          ['{"city":"北京"}', "{bad", "null", '{"a":1,"b":2}', None, "[]"])}}]
+        if role == "tool":
+            message["tool_call_id"] = "c1"
+        messages.append(message)
+    messages.append(user(rng.choice(["北京天气", "3+4", "hi", "", None, "张三的订单", "x" * 20000,
+                                     [{"type": "text", "text": "Paris weather"}], "Convert 1 USD to EUR"])))
+    return {"messages": messages, "tools": rng.sample(tools, rng.randint(0, len(tools))),
+            "tool_choice": rng.choice([None, "auto", "none", "required", {"type": "function",
+                                       "function": {"name": "get_weather"}}, {"type": "allowed_tools"}, 7]),
+            "parallel_tool_calls": rng.choice([True, False, None])}
+
+
+def test_hundreds_of_weird_requests_always_get_a_reply():
+    rng = random.Random(20240520)
+    for _ in range(400):
+        request = _weird_request(rng)
+        reply = respond(analyse(request))            # the unwrapped pipeline: a bug here fails the test
+        assert isinstance(reply, Reply) and (reply.content or reply.tool_calls)
+        for call in reply.tool_calls:
+            assert isinstance(json.loads(call.arguments), dict)
+
+
+@pytest.mark.parametrize("request_", [None, {}, {"messages": None}, {"messages": "hi"}, {"messages": [None, 3]},
+                                      {"messages": [user("北京天气")], "tools": "nope"},
+                                      {"messages": [user("北京天气")], "tools": [{"function": {}}]}])
+def test_malformed_bodies(request_):
+    reply = respond(analyse(request_))
+    assert isinstance(reply, Reply) and reply.content
+
+
+def test_the_pieces_are_usable_on_their_own():
+    s = analyse(body([user("北京和上海的天气")], [WEATHER, ADD]))
+    tool = next(t for t in s.tools if t.name == "get_weather")
+    assert fill_arguments(tool, s).variants == ({"city": "北京"}, {"city": "上海"})
+    assert next_calls(s) == [("get_weather", {"city": "北京"}), ("get_weather", {"city": "上海"})]
+    done = analyse(body([user("北京天气"), called(("get_weather", {"city": "北京"})), result({"temperature": 22})],
+                        [WEATHER]))
+    assert next_calls(done) == [] and compose_answer(done) == "北京：温度 22。"
