@@ -59,7 +59,7 @@ def stub_code(source: str) -> str:
         elif state == "code":
             out.append(line)
         elif state == "stub":
-            out.append(re.sub(r"^(\s*)# ?", r"\1", line, count=1))
+            stub.append(re.sub(r"^(\s*)# ?", r"\1", line, count=1))
     if state != "code":
         raise MarkerError(f"{BEGIN!r} without {END!r}")
     return "\n".join(out)

@@ -47,6 +47,13 @@ def solved(value: Any) -> Any:
     return value
 
 
+def practice_in_use() -> bool:
+    """True when the notebooks talk to the deterministic practice model (so exact answers can be compared)."""
+    from mini_framework import load_settings
+
+    return load_settings().is_practice
+
+
 def run_check(exercise: int, test: Callable[[], str], hint: str) -> CheckResult:
     """Run `test` (which returns a success detail or raises) and turn any outcome into a result."""
     try:

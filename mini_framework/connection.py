@@ -90,7 +90,7 @@ def connect(model: str | None = None, *, env_file: str | None = None, **client_o
 
     `client_options` go to `OpenAI(...)`, e.g. `max_retries=5` or `timeout=20`.
 
-    >>> client, model = connect()            # doctest: +SKIP
+    >>> client, model = connect("practice")
     >>> model
     'practice'
     """

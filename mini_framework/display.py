@@ -177,13 +177,13 @@ def show(conversation: Any) -> Transcript:
 
 
 def dump(obj: Any) -> str:
-    """Pretty JSON for a dict or SDK object, with Chinese kept readable.
+    """Pretty JSON for a dict or an SDK object (as it came over the wire), with Chinese kept readable.
 
     >>> print(dump({"city": "北京"}))
     {
       "city": "北京"
     }
     """
-    if hasattr(obj, "model_dump"):
-        obj = obj.model_dump(exclude_none=True)
+    if hasattr(obj, "model_dump"):  # an SDK object: the fields that came over the wire, nulls included
+        obj = obj.model_dump(mode="json", exclude_unset=True)
     return json.dumps(obj, indent=2, ensure_ascii=False)

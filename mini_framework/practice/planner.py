@@ -1080,7 +1080,10 @@ def answer_from_results(s: Situation) -> str:
             if isinstance(result, dict) and len(result) > 1 and label in c.arguments.values():
                 result = {k: v for k, v in result.items() if v != label}      # the label already says it
             body = render(result, s.zh)
-        lines.append(f"{label}：{body}" if s.zh else f"{label}: {body}")
+        if label == call_text(c.name, c.arguments) and err is None and not isinstance(_unwrap(c.result), (dict, list)):
+            lines.append(f"{label} 的结果是 {body}" if s.zh else f"{label} returned {body}")  # a computation
+        else:
+            lines.append(f"{label}：{body}" if s.zh else f"{label}: {body}")
     if len(lines) == 1:
         text = lines[0] + ("。" if s.zh else ".")
     else:
