@@ -6,6 +6,7 @@ learner's question ("A组本周新增客户35个，流失8个" -> 35, 8).
 
     parse_number(text)  a whole string that is one number -> int | float | None
     find_numbers(text)  numbers embedded in free text     -> [(start, end, value), ...]
+    spell_number(value, language)  the inverse of parse_number: 123 -> "一百二十三" / "one hundred twenty-three"
 
 Concessions, to stay small: no ordinals ("第三", "third"), fractions ("三分之一", "1/2"),
 percentages or ranges; mixed forms like "3万5千" are read as two numbers; a run of Chinese
@@ -14,6 +15,7 @@ common words ("一下", "统一", "which one") is not taken for a number.
 """
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -202,8 +204,8 @@ def parse_number(text: str) -> Number | None:
 
     >>> parse_number("1,000"), parse_number("一百二十三"), parse_number("1.2万"), parse_number("twelve")
     (1000, 123, 12000, 12)
-    >>> parse_number("12abc") is None, parse_number("3.0")
-    (True, 3.0)
+    >>> parse_number("12abc") is None, parse_number("3.0"), parse_number("负3.5")
+    (True, 3.0, -3.5)
     """
     if not isinstance(text, str):
         return None
@@ -214,6 +216,8 @@ def parse_number(text: str) -> Number | None:
         value = reader(text)
         if value is not None:
             return value
+    if text[0] in "负負" and (value := _digits(text[1:].strip())) is not None and value >= 0:
+        return -value                                     # '负3.5': a Chinese sign on digits
     return None
 
 
@@ -243,7 +247,10 @@ def find_numbers(text: str) -> list[tuple[int, int, Number]]:
             start, before = start + 1, "-"                # '35-8': the dash is an operator
         if before.isascii() and (before.isalnum() or before in "_.") or re.match(r"\.\d", wide[end:end + 2]):
             continue                                      # part of 'A1001', 'v1.2' or '1.2.3'
-        add(start, end, _digits(wide[start:end]))
+        value = _digits(wide[start:end])
+        if before in "负負" and value is not None and value >= 0:
+            start, value = start - 1, -value              # '负3.5度'
+        add(start, end, value)
     for m in _CN_RUN.finditer(wide):
         start, end = m.span()
         if end - start == 1 and (wide[max(start - 1, 0):end] in _NOT_NUMBERS or wide[start:end + 1] in _NOT_NUMBERS):
@@ -272,3 +279,79 @@ def find_numbers(text: str) -> list[tuple[int, int, Number]]:
         else:
             i += 1
     return sorted(found)
+
+
+# -----------------------------------------------------------------------------
+# spelling numbers out (what `practice-sloppy` sends instead of 123): the inverse of parse_number
+
+_SPELL_LIMIT = 10**15                                    # below a thousand trillion / 千万亿
+_ZH_DIGITS = "零一二三四五六七八九"
+_EN_ONES = [*_EN_UNITS, *_EN_TEENS]                     # 'zero' ... 'nineteen', in order
+_EN_TEN_WORDS = {v // 10: w for w, v in _EN_TENS.items()}
+
+
+def _zh_section(n: int, leading: bool) -> str:
+    """0 < n < 10000 with 千百十 and the zeros between: 1020 -> '一千零二十', 12 -> '十二' when leading."""
+    out, zero = "", False
+    for unit, char in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
+        digit = n // unit % 10
+        if digit == 0:
+            zero = zero or bool(out)
+            continue
+        if zero:
+            out, zero = out + "零", False
+        out += ("" if unit == 10 and digit == 1 and leading and not out else _ZH_DIGITS[digit]) + char
+    return out
+
+
+def _zh_int(n: int, leading: bool = True) -> str:
+    """A non-negative integer in Chinese numerals: 100005 -> '十万零五'."""
+    if n == 0:
+        return "零"
+    for size, char in ((10**8, "亿"), (10**4, "万")):
+        if n >= size:
+            high, low = divmod(n, size)
+            tail = "" if low == 0 else ("零" if low < size // 10 else "") + _zh_int(low, leading=False)
+            return _zh_int(high, leading) + char + tail
+    return _zh_section(n, leading)
+
+
+def _en_int(n: int) -> str:
+    """A non-negative integer in English words, without 'and': 123 -> 'one hundred twenty-three'."""
+    if n < 20:
+        return _EN_ONES[n]
+    if n < 100:
+        return _EN_TEN_WORDS[n // 10] + (f"-{_EN_ONES[n % 10]}" if n % 10 else "")
+    if n < 1000:
+        return f"{_EN_ONES[n // 100]} hundred" + (f" {_en_int(n % 100)}" if n % 100 else "")
+    for word, size in sorted(_EN_SCALES.items(), key=lambda item: -item[1]):
+        if n >= size:
+            high, low = divmod(n, size)
+            return f"{_en_int(high)} {word}" + (f" {_en_int(low)}" if low else "")
+    raise AssertionError("unreachable")
+
+
+def spell_number(value: Number, language: str = "en") -> str:
+    """A number in words, Chinese ('zh') or English (anything else); `parse_number` reads it back.
+
+    Decimals are spelled digit by digit after the point; magnitudes up to 10**15 are supported.
+
+    >>> spell_number(123, "zh"), spell_number(123, "en")
+    ('一百二十三', 'one hundred twenty-three')
+    >>> spell_number(-3.5, "zh"), spell_number(0.8, "en"), spell_number(10500, "zh")
+    ('负三点五', 'zero point eight', '一万零五百')
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"spell_number needs an int or a float, not {type(value).__name__}")
+    if (isinstance(value, float) and not math.isfinite(value)) or abs(value) >= _SPELL_LIMIT:
+        raise ValueError(f"cannot spell {value!r}: only finite numbers below {_SPELL_LIMIT:.0e}")
+    zh = language.lower().startswith("zh")
+    whole, _, fraction = format(Decimal(repr(abs(value))), "f").partition(".")
+    words = _zh_int(int(whole)) if zh else _en_int(int(whole))
+    if isinstance(value, float):                          # digit by digit after the point: 3.14 -> 三点一四
+        digits = [int(d) for d in fraction or "0"]
+        words += ("点" + "".join(_ZH_DIGITS[d] for d in digits)) if zh else (
+            " point " + " ".join(_EN_ONES[d] for d in digits))
+    if value < 0:
+        words = ("负" if zh else "minus ") + words
+    return words

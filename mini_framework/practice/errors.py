@@ -284,10 +284,10 @@ def server_error() -> ApiError:
 
 def rate_limited(model: str, retry_after: float = 1.0) -> ApiError:
     """429 with `Retry-After` (for a flaky persona; the OpenAI SDK retries it by itself)."""
-    seconds = f"{retry_after:g}"
+    wait = f"{retry_after * 1000:.0f}ms" if retry_after < 1 else f"{retry_after:g}s"  # the API's own style
     return ApiError(429, f"Rate limit reached for {model} in organization org-practice on requests per min (RPM): "
-                    f"Limit 3, Used 3, Requested 1. Please try again in {seconds}s. Visit "
+                    f"Limit 3, Used 3, Requested 1. Please try again in {wait}. Visit "
                     "https://platform.openai.com/account/rate-limits to learn more.", type="requests",
                     code="rate_limit_exceeded",
-                    headers={"retry-after": f"{max(0, round(retry_after))}",
+                    headers={"retry-after": f"{max(1, round(retry_after))}",  # whole seconds; -ms is exact
                              "retry-after-ms": str(int(retry_after * 1000))})

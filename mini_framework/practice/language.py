@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
@@ -48,6 +49,7 @@ email     | email mail e-mail inbox | 邮件 邮箱 电邮
 send      | send | 发送 发给 寄给
 convert   | convert conversion exchange currency currencies exchange_rate | 换成 兑换 汇率 转换 换算 货币 币种 折合
 money     | money price cost cheap cheaper expensive | 钱 价格 价钱 费用 便宜 贵 报价
+discount  | discount discounted coupon | 折扣 打折 优惠 优惠券
 flight    | flight fly plane airline airport | 航班 飞 机票 飞机 航空 机场
 stock     | stock ticker nasdaq nyse | 股票 股价 股市 行情
 search    | search lookup look_up google web | 搜索 搜 查找 检索 网上
@@ -186,7 +188,8 @@ for _name, _en, _zh in _parse_table(_TOPICS, 3):
 _KIND_TOPICS = {"currency": "#money", "unit": "#weather", "status": "#shipping", "language": "#translate"}
 for _name, _kind, _en, _zh in _parse_table(_VALUES, 4):
     VALUE_KINDS["=" + _name] = _kind
-    VALUE_SURFACES[_name] = tuple(w.replace("_", " ") for w in (_en.split() + _zh.split()))
+    VALUE_SURFACES[_name] = VALUE_SURFACES.get(_name, ()) + tuple(  # a value may span several rows
+        w.replace("_", " ") for w in (_en.split() + _zh.split()))
     for _w in _en.split():                  # a value also names its topic: 'yen' is about money
         _plain = _w.replace("_", " ")
         _table = _WORD_TAGS if _plain.isalpha() else _SURFACE_TAGS
@@ -351,6 +354,21 @@ _IN_PLACE = re.compile(r"\b(?:in|at)\s+([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)")
 _CODE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z][A-Z0-9]{1,9}(?:[-_.][A-Z0-9]+)*|[A-Za-z]{1,5}[-_]?\d{2,}[A-Za-z0-9-]*)"
                    r"(?![A-Za-z0-9])")
 _CODE_STOP = {"I", "OK", "AI", "API", "LLM", "JSON", "HTTP", "URL", "ID", "AM", "PM", "FAQ", "PDF"}
+# a discount as the factor it multiplies by: 八折 0.8, 八五折 0.85, 75折 / 7.5折 0.75, 对折 0.5, '20% off' 0.8
+DISCOUNT = re.compile(r"(?<![\d.零一二两三四五六七八九十百千万])(?P<zh>[一二三四五六七八九]{1,2}|\d(?:\.?\d)?|对)折"
+                      r"(?![合叠腾磨射线])|(?<![\d.])(?i:(?P<en>\d{1,2}(?:\.\d+)?)\s*(?:%|percent)\s*(?:off|discount)\b)")
+
+
+def discount_rate(m: re.Match) -> float:
+    """The factor a DISCOUNT match stands for.
+
+    >>> [discount_rate(DISCOUNT.search(t)) for t in ("打八折", "八五折", "75折", "7.5折", "20% off")]
+    [0.8, 0.85, 0.75, 0.75, 0.8]
+    """
+    if m.group("en"):
+        return float(1 - Decimal(m.group("en")) / 100)
+    digits = m.group("zh").translate(str.maketrans("一二三四五六七八九对", "1234567895"))
+    return float(Decimal(digits) / (10 if len(digits) == 1 or "." in digits else 100))
 
 
 def _date_value(m: re.Match) -> str:
@@ -442,6 +460,8 @@ def extract_entities(text: str) -> list[Entity]:
             add("city", m.group(1), *m.span(1))
     for start, end, name in _people(text, taken):
         add("person", name, start, end)
+    for m in DISCOUNT.finditer(text):
+        add("number", discount_rate(m), *m.span())
     for m in _CODE.finditer(text):
         if m.group() not in _CODE_STOP and m.group().lower() not in _WORD_TAGS and not m.group().isdigit():
             add("code", m.group(), *m.span())
@@ -525,6 +545,8 @@ def _read(text: str) -> Reading:
         operator = OPERATORS.get(text[left.end:right.start].strip(" ()（）").lower())
         if operator:
             tags |= {operator, "#calculate"}
+    if any(DISCOUNT.fullmatch(n.text) for n in numbers):
+        tags |= {"#discount", "#multiply"}          # '打八折' asks for price × 0.8
     entities.sort(key=lambda e: e.start)
     return Reading(text, detect_language(text), tuple(entities), frozenset(tags),
                    frozenset(_plain_features(intent) | tags))

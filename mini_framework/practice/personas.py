@@ -81,13 +81,28 @@ def _planner() -> Responder:
     return plan
 
 
+def _pitfall(name: str) -> Callable[[], Responder]:
+    """A builder for one of the misbehaving personas in `pitfalls.py`, imported on first use."""
+    def build() -> Responder:
+        from . import pitfalls
+
+        return pitfalls.flaky() if name == "flaky" else pitfalls.safe(getattr(pitfalls, name))
+    return build
+
+
 DEFAULT_PERSONAS: dict[str, Persona] = {
     p.name: p
     for p in [
         Persona("practice", "the deterministic planner: calls your tools, then answers from their results",
                 _planner),
-        # Later, one line each, e.g.:
-        # Persona("practice-flaky", "429s with Retry-After the SDK absorbs", _flaky),
+        Persona("practice-sloppy", "mistyped, broken-JSON arguments in the first call of each tool; fixes them "
+                "when the error names the field", _pitfall("sloppy")),
+        Persona("practice-hallucinate", "first calls a tool that does not exist; switches to the real ones once "
+                "an error lists them", _pitfall("hallucinate")),
+        Persona("practice-loop", "repeats its first tool call forever, until a tool message says to stop "
+                "repeating or no tools are offered", _pitfall("loop")),
+        Persona("practice-flaky", "each new conversation: a 429 (Retry-After 20 ms), then a 500, then the "
+                "planner's answer", _pitfall("flaky")),
     ]
 }
 

@@ -86,6 +86,8 @@ class Call:
     """The parsed arguments ({} when they were not a JSON object)."""
     result: Any
     """The parsed JSON result, the raw text when it is not JSON, None when unanswered."""
+    arguments_text: str = ""
+    """The arguments exactly as sent (the misbehaving personas recognise their own calls by it)."""
 
 
 @dataclass(frozen=True)
@@ -181,8 +183,9 @@ def _calls_after(messages: list[dict], start: int) -> tuple[tuple[Call, ...], in
             if not isinstance(fn, dict):
                 continue
             args = _parse_json(fn.get("arguments"))
+            text = fn.get("arguments") if isinstance(fn.get("arguments"), str) else ""
             calls.append(Call(str(fn.get("name") or ""), args if isinstance(args, dict) else {},
-                              results.get(tc.get("id"))))
+                              results.get(tc.get("id")), text))
     return tuple(calls), rounds
 
 
@@ -1085,7 +1088,7 @@ def answer_from_results(s: Situation) -> str:
         else:
             lines.append(f"{label}：{body}" if s.zh else f"{label}: {body}")
     if len(lines) == 1:
-        text = lines[0] + ("。" if s.zh else ".")
+        text = lines[0] if lines[0][-1:] in "。.！!？?" else lines[0] + ("。" if s.zh else ".")
     else:
         text = ("结果如下：\n" if s.zh else "Here is what I found:\n") + "\n".join(f"- {line}" for line in lines)
     compare = _comparison(s, shown)
