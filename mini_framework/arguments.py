@@ -1,0 +1,538 @@
+"""The arguments a model sends, made safe: lenient JSON, number words, and errors a model can act on.
+
+A model only *proposes* a call: `function.arguments` is untrusted text, sometimes broken JSON,
+sometimes `{"a": "一百二十三", "b": 456}` (the article's §4.1). The pipeline, top to bottom:
+
+    parse_arguments(raw)          text -> dict; `repair_json` fixes common breakage and names each fix
+    coerce(schema, value)         "一百二十三" -> 123, "是" -> True where the schema wants a number/boolean
+    tool.validate(arguments)      the tool's own Pydantic model (lax mode: "42" -> 42)
+    explain(error, name, args)    what still fails -> one line per field, then "Fix ... call X again."
+    prepare(tool, raw)            all of it: a validated model, or ArgumentsError(message, problems)
+
+Arguments that parse and validate as sent take a fast path (`json.loads` + validate); repair and
+coercion run only when that fails, so they never change arguments that were already fine.
+
+Concessions: the repairs are small rules over the text, not a parser: they fix the breakage in
+REPAIRS and nothing cleverer (two objects back to back stay an error; text over MAX_REPAIR
+characters is not repaired). Closing an unterminated object accepts a cut-off value as sent
+("Bei" for "Beijing"); a reply cut off by `max_tokens` says so in `finish_reason == "length"`.
+NaN and Infinity, which Python's json accepts, are left for the tool's model to refuse.
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import math
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Callable
+
+from pydantic import BaseModel, ValidationError
+
+from .numerals import parse_number
+
+if TYPE_CHECKING:
+    from .tools import Tool
+
+__all__ = ["REPAIRS", "ArgumentsError", "Problem", "coerce", "explain", "parse_arguments", "prepare", "repair_json"]
+
+MAX_REPAIR = 100_000  # longer broken text is reported, not repaired (each repair is a pass over the text)
+MAX_PROBLEMS = 8  # lines in one message; the rest are counted
+MAX_ERRORS = 100  # Pydantic errors read into Problems (a list of 10,000 bad items has 10,000)
+MAX_SHOWN = 60  # characters of a received value or a field name shown back to the model
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the arguments."""
+
+    field: str  # "location.latitude", "items[2].qty"; "" for the arguments as a whole
+    kind: str  # "invalid", "missing", "unknown" (no such field), "rejected" (by a validator) or "json"
+    received: str  # the value sent, as short JSON; "" when missing
+    expected: str  # in words: "a whole number"; for "unknown", the fields that exist
+    hint: str = ""  # "did you mean 'city'?"
+
+    def line(self) -> str:
+        """This problem as one line of the message, e.g. '- days: got "many"; expected a whole number'."""
+        if self.kind == "missing":
+            return f"- {self.field}: missing; expected {self.expected}"
+        if self.kind == "unknown":
+            hint = f" ({self.hint})" if self.hint else ""
+            return f"- {self.field}: unknown field{hint}; the fields are: {self.expected}"
+        return f"- {self.field}: got {self.received}; {'' if self.kind == 'rejected' else 'expected '}{self.expected}"
+
+
+class ArgumentsError(ValueError):
+    """Arguments that cannot be used: `str(error)` is written for the model, `problems` for code."""
+
+    def __init__(self, message: str, problems: list[Problem]) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+# ----------------------------------------------------------------------------- lenient JSON
+
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"?'  # a double-quoted JSON string, or one left open at the end
+# a single-quoted one, where a ' is an apostrophe unless , : } ] or the end follow: 'it's', 'rock 'n' roll'
+_SINGLE = r"'(?P<single>(?:[^'\\]|\\.?|'(?!\s*(?:[,:}\]]|$)))*)(?:'|$)"
+
+
+def _outside_strings(pattern: str) -> Callable[[Callable[[re.Match[str]], str]], Callable[[str], str]]:
+    """Make a repair from a replacement for `pattern`, applied only outside double-quoted strings."""
+    rx, probe = re.compile(rf"(?P<string>{_STRING})|{pattern}", re.S), re.compile(pattern, re.S)
+
+    def decorate(replace: Callable[[re.Match[str]], str]) -> Callable[[str], str]:
+        def repair(text: str) -> str:
+            return rx.sub(lambda m: m["string"] or replace(m), text) if probe.search(text) else text
+        return functools.wraps(replace)(repair)
+    return decorate
+
+
+def _code_fence(text: str) -> str:
+    """The inside of a markdown code fence.
+
+    >>> _code_fence('Here you go: ```json {"a": 1} ```')
+    '{"a": 1}'
+    """
+    start = text.find("```")
+    if start < 0 or "{" in text[:start]:
+        return text
+    body = re.sub(r"^[\w-]*", "", text[start + 3:], count=1)  # the language tag
+    return body[:body.rfind("```")].strip() if "```" in body else body.strip()
+
+
+_BRACKETS = re.compile(rf"{_STRING}|{_SINGLE}|[{{｛\[［]|[}}｝\]］]", re.S)
+
+
+def _surrounding_prose(text: str) -> str:
+    """The object inside prose, from the first { to the } that closes it (or to the end, if none does).
+
+    >>> _surrounding_prose('Sure! {"a": "}"} Hope this helps.')
+    '{"a": "}"}'
+    """
+    start = min((i for i in (text.find("{"), text.find("｛")) if i >= 0), default=-1)
+    depth = 0
+    for m in _BRACKETS.finditer(text, start) if start >= 0 else ():
+        depth += (m[0] in "{｛[［") - (m[0] in "}｝]］")
+        if depth == 0:  # a second object after this one is not prose: leave it to the error message
+            return text if re.search("[{｛]", text[m.end():]) else text[start:m.end()]
+    return text[max(start, 0):]
+
+
+@_outside_strings(r"“(?P<quoted>[^“”\"]*)”|(?P<mark>[｛｝［］：，])")
+def _full_width(m: re.Match[str]) -> str:
+    """Chinese punctuation where JSON syntax belongs (an input method's doing).
+
+    >>> _full_width('｛“city”：“北京，上海”，"days"：3｝')
+    '{"city":"北京，上海","days":3}'
+    """
+    if m["quoted"] is not None:
+        return json.dumps(m["quoted"], ensure_ascii=False)
+    return m["mark"].translate(str.maketrans("｛｝［］：，", "{}[]:,"))
+
+
+@_outside_strings(r"(?P<pair>\{\{|\}\})")
+def _halve_braces(m: re.Match[str]) -> str:
+    """{{ -> { and }} -> }, outside strings."""
+    return m["pair"][0]
+
+
+def _doubled_braces(text: str) -> str:
+    """Braces doubled by a prompt template, the outer ones or all of them.
+
+    >>> _doubled_braces('{{"a": {{"b": "{{x}}"}}}}')
+    '{"a": {"b": "{{x}}"}}'
+    """
+    if not (text.startswith("{{") and text.endswith("}}")):
+        return text
+    return _halve_braces(text[1:-1]) if "{{" in text[1:-1] else text[1:-1]
+
+
+@_outside_strings(_SINGLE)
+def _single_quotes(m: re.Match[str]) -> str:
+    r"""'...' strings as "...", with the quotes inside escaped.
+
+    >>> print(_single_quotes('''{'text': 'it's "ok"', "b": "it's"}'''))
+    {"text": "it's \"ok\"", "b": "it's"}
+    """
+    escapes = {"\\'": "'", '"': '\\"', "\\": ""}  # \' needs no escape in JSON, " does, a lone \ goes
+    return '"' + re.sub(r'\\.?|"', lambda e: escapes.get(e[0], e[0]), m["single"]) + '"'
+
+
+@_outside_strings(r"\b(?P<literal>True|False|None)\b")
+def _python_literals(m: re.Match[str]) -> str:
+    """Python's True/False/None as JSON's true/false/null.
+
+    >>> _python_literals('{"ok": True, "note": "True"}')
+    '{"ok": true, "note": "True"}'
+    """
+    return {"True": "true", "False": "false", "None": "null"}[m["literal"]]
+
+
+@_outside_strings(r"(?P<before>[{,]\s*)(?P<key>[^\W\d]\w*)(?=\s*:)")
+def _unquoted_keys(m: re.Match[str]) -> str:
+    """Keys as bare words, JavaScript style.
+
+    >>> _unquoted_keys('{city: "北京", "note": "{a: 1}"}')
+    '{"city": "北京", "note": "{a: 1}"}'
+    """
+    return f'{m["before"]}"{m["key"]}"'
+
+
+@_outside_strings(r",(?P<end>\s*[}\]])")
+def _trailing_commas(m: re.Match[str]) -> str:
+    """A comma before a closing } or ] (not inside strings).
+
+    >>> _trailing_commas('{"a": [1, 2,], "b": ",}",}')
+    '{"a": [1, 2], "b": ",}"}'
+    """
+    return m["end"]
+
+
+_TOKENS = re.compile(r'(?P<string>"[^"\\]*(?:\\.[^"\\]*)*)(?P<closed>"?)|[{}\[\]]', re.S)
+_DANGLING_KEY = re.compile(r'(?:,|(?<=\{))\s*"[^"\\]*(?:\\.[^"\\]*)*"\s*:?\s*$', re.S)
+
+
+def _unterminated(text: str) -> str:
+    """Close what a cut-off object left open: the string, then arrays and objects; a key with no value goes.
+
+    >>> _unterminated('{"a": [1, "b'), _unterminated('{"a": 1, "b":')
+    ('{"a": [1, "b"]}', '{"a": 1}')
+    """
+    closers, open_string = [], False
+    for m in _TOKENS.finditer(text) if text.startswith("{") else ():
+        if m["string"] is not None:
+            open_string = not m["closed"]
+        elif m[0] in "{[":
+            closers.append("}" if m[0] == "{" else "]")
+        elif closers and closers[-1] == m[0]:
+            closers.pop()
+        else:
+            return text  # a mismatched bracket is not a cut-off: leave it
+    if open_string:
+        text = (text[:-1] if (len(text) - len(text.rstrip("\\"))) % 2 else text) + '"'
+    text = text.rstrip().rstrip(",")
+    if closers and closers[-1] == "}":
+        text = _DANGLING_KEY.sub("", text).rstrip().rstrip(",")
+    return text + "".join(reversed(closers))
+
+
+# Tried in this order, each only while the text still fails to parse: unwrap, fix tokens, close.
+REPAIRS: list[tuple[str, Callable[[str], str]]] = [
+    ("code fence", _code_fence), ("surrounding prose", _surrounding_prose),
+    ("full-width punctuation", _full_width), ("doubled braces", _doubled_braces), ("single quotes", _single_quotes),
+    ("Python literals", _python_literals), ("unquoted keys", _unquoted_keys), ("trailing commas", _trailing_commas),
+    ("unterminated", _unterminated),
+]
+
+
+def _parses(text: str) -> bool:
+    """True if `text` is valid JSON."""
+    try:
+        json.loads(text)
+        return True
+    except (ValueError, RecursionError):
+        return False
+
+
+def repair_json(text: str) -> tuple[str, list[str]]:
+    """Apply REPAIRS in order until `text` parses; return it and the names of the repairs that changed it.
+
+    >>> repair_json("{'city': '北京', 'hot': True,}")
+    ('{"city": "北京", "hot": true}', ['single quotes', 'Python literals', 'trailing commas'])
+    """
+    text, applied = text.strip(), []
+    for name, fix in REPAIRS if len(text) <= MAX_REPAIR else ():
+        if _parses(text):
+            break
+        if (fixed := fix(text)) != text:
+            text, applied = fixed, [*applied, name]
+    return text, applied
+
+
+def parse_arguments(raw: Any, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`function.arguments` as a dict, parsed leniently; else ArgumentsError saying what to send.
+    The tool's `schema`, if given, makes the example in that message fit the tool.
+
+    >>> parse_arguments('```json\\n{"city": "北京",}\\n```'), parse_arguments(""), parse_arguments(None)
+    ({'city': '北京'}, {}, {})
+    >>> try:
+    ...     parse_arguments("[1, 2]")
+    ... except ArgumentsError as e:
+    ...     print(e)
+    The arguments are not a JSON object: got a JSON array, [1, 2]. Send one JSON object, e.g. {"city": "..."}.
+    """
+    value = _load(raw, schema) if isinstance(raw, str) else raw
+    if isinstance(value, str) and value.strip().startswith(("{", "｛", "```")):
+        value = _load(value, schema)  # double-encoded: a JSON string holding the object
+    if value is None or isinstance(value, str) and not value.strip():
+        return {}  # a tool without parameters: None, "", "null"
+    if not isinstance(value, dict):
+        kind = {list: "a JSON array", str: "a JSON string", bool: "a boolean"}.get(type(value), "a number")
+        raise _not_json(f"not a JSON object: got {kind}, {_short(value)}", _short(value), schema)
+    return value
+
+
+def _load(text: str, schema: dict[str, Any] | None) -> Any:
+    """JSON text parsed, repaired if it must be; if hopeless, ArgumentsError with the position and a snippet."""
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise _not_json("nested too deeply", "", schema) from None
+    except ValueError as exc:
+        error = exc
+    try:
+        return json.loads(repair_json(text)[0])
+    except (ValueError, RecursionError):
+        pos = getattr(error, "pos", 0)
+        near = (text[max(pos - 30, 0):pos] + "⟨here⟩" + text[pos:pos + 30]).replace("\n", " ")
+        reason = f"not valid JSON: {getattr(error, 'msg', error)} at character {pos}, near `{near}`"
+        raise _not_json(reason, json.dumps(near, ensure_ascii=False), schema) from None
+
+
+def _not_json(reason: str, received: str, schema: dict[str, Any] | None) -> ArgumentsError:
+    """The error for arguments that are not one JSON object, with an example built from the tool's schema."""
+    props = (schema or {"properties": {"city": {"type": "string"}}}).get("properties", {})
+    names = [n for n in (schema or {}).get("required", ()) if n in props][:4] or list(props)[:2]
+    example = json.dumps({name: _sample(props[name]) for name in names}, ensure_ascii=False)
+    return ArgumentsError(f"The arguments are {reason}. Send one JSON object, e.g. {example}.",
+                          [Problem("", "json", received, "one JSON object")])
+
+
+def _sample(node: dict[str, Any]) -> Any:
+    """A placeholder value for a schema: {"type": "integer"} -> 1, an enum -> its first value."""
+    branches = [b for b in node.get("anyOf", ()) if b.get("type") != "null"]
+    if branches or node.get("enum"):
+        return _sample(branches[0]) if branches else node["enum"][0]
+    samples = {"integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {}}
+    return samples.get(node.get("type", "object"), "...")
+
+
+# ----------------------------------------------------------------------------- coercion
+
+_BOOLEANS = {"是": True, "是的": True, "对": True, "对的": True, "真": True, "确定": True, "好": True, "好的": True,
+             "需要": True, "否": False, "不是": False, "不对": False, "假": False, "不": False, "不要": False,
+             "不需要": False}  # what Pydantic's lax bool lacks ("true", "yes", "on", "1" it reads itself)
+
+
+def coerce(schema: dict[str, Any], value: Any, _defs: dict[str, Any] | None = None, _depth: int = 0) -> Any:
+    """`value` with number words and 是/否 turned into what `schema` expects; pure, never raises on any value.
+
+    >>> coerce({"type": "object", "properties": {"a": {"type": "integer"}, "ok": {"type": "boolean"}}},
+    ...        {"a": "一百二十三", "ok": "是", "other": "12"})
+    {'a': 123, 'ok': True, 'other': '12'}
+    """
+    defs = schema.get("$defs", {}) if _defs is None else _defs
+    if isinstance(schema.get("$ref"), str):  # a recursive model
+        schema = defs.get(schema["$ref"].removeprefix("#/$defs/"), {})
+    if _depth > 64:  # deeper than any real tool's arguments: leave the rest to validation
+        return value
+    if branches := schema.get("anyOf") or schema.get("oneOf"):
+        if isinstance(value, str) and any(b.get("type") == "string" for b in branches):
+            return value  # a string is fine as it is
+        for branch in branches:  # the first branch that makes something of the value
+            if (coerced := coerce(branch, value, defs, _depth + 1)) is not value:
+                return coerced
+        return value
+    kinds = schema.get("type") if isinstance(schema.get("type"), list) else [schema.get("type")]
+    extra = schema.get("additionalProperties")
+    if isinstance(value, dict) and ("properties" in schema or isinstance(extra, dict)):
+        subs = {k: schema.get("properties", {}).get(k, extra if isinstance(extra, dict) else None) for k in value}
+        return {k: coerce(subs[k], v, defs, _depth + 1) if subs[k] else v for k, v in value.items()}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [coerce(schema["items"], v, defs, _depth + 1) for v in value]
+    if "integer" in kinds or "number" in kinds:
+        return _number(value, whole="number" not in kinds)
+    if "boolean" in kinds and isinstance(value, str):
+        return _BOOLEANS.get(value.strip(), value)
+    return value
+
+
+def _number(value: Any, whole: bool) -> Any:
+    """A number slot's value: '两千零五' -> 2005, 3.0 -> 3; a fraction stays as sent where `whole`.
+
+    >>> [_number(v, whole=True) for v in ("1.2万", " 42 ", "twelve", 3.0, "三点五", 3.5, "12abc")]
+    [12000, 42, 12, 3, '三点五', 3.5, '12abc']
+    """
+    if isinstance(value, str) and len(value) <= 100:  # number words are short; long text is not one
+        parsed = parse_number(value)
+        if parsed is None or not math.isfinite(parsed) or (whole and parsed != int(parsed)):
+            return value
+        value = parsed
+    return int(value) if whole and isinstance(value, float) and value.is_integer() else value
+
+
+# ----------------------------------------------------------------------------- messages for the model
+
+_WORDS = {"int_type": "a whole number", "int_parsing": "a whole number", "int_from_float": "a whole number",
+          "float_type": "a number", "float_parsing": "a number", "bool_type": "true or false",
+          "bool_parsing": "true or false", "string_type": "a string", "list_type": "a list (JSON array)",
+          "dict_type": "an object", "model_type": "an object", "model_attributes_type": "an object",
+          "dataclass_type": "an object", "none_required": "null"}  # Pydantic error type -> what to send
+_TYPES = {"integer": "a whole number", "number": "a number", "string": "a string", "boolean": "true or false",
+          "array": "a list (JSON array)", "object": "an object"}  # JSON schema type -> the same words
+
+
+def explain(error: ValidationError, tool_name: str, arguments: Any, schema: dict[str, Any] | None = None) -> str:
+    """The tool message for arguments that failed validation: one line per problem, then what to do.
+    The tool's `schema`, if given, adds what a missing field expects and the names of the real fields.
+
+    >>> from pydantic import create_model
+    >>> Add = create_model("add", a=(int, ...), __config__={"extra": "forbid"})
+    >>> try:
+    ...     Add.model_validate({"a": "many", "b": 2})
+    ... except ValidationError as e:
+    ...     print(explain(e, "add", {"a": "many", "b": 2}, Add.model_json_schema()))
+    Invalid arguments for add:
+    - a: got "many"; expected a whole number
+    - b: unknown field; the fields are: a
+    Fix these arguments and call add again.
+    """
+    return _report(error, tool_name, arguments, schema or {})[0]
+
+
+def _report(error: ValidationError, tool_name: str, arguments: Any,
+            schema: dict[str, Any]) -> tuple[str, list[Problem]]:
+    """The message (a header, at most MAX_PROBLEMS lines, what to do) and the problems behind it."""
+    problems = _problems(error.errors(include_url=False)[:MAX_ERRORS], arguments, schema)
+    hidden = len(problems) - MAX_PROBLEMS + max(error.error_count() - MAX_ERRORS, 0)
+    lines = [p.line() for p in problems[:MAX_PROBLEMS]] + ([f"- ... and {hidden} more"] if hidden > 0 else [])
+    tail = f"Fix these arguments and call {tool_name} again."
+    return "\n".join([f"Invalid arguments for {tool_name}:", *lines, tail]), problems
+
+
+def _problems(errors: list[Any], arguments: Any, schema: dict[str, Any]) -> list[Problem]:
+    """Pydantic's errors as Problems, one per field (a union's branches merged: "a whole number or a string")."""
+    found: dict[tuple[str, str], Problem] = {}
+    missing = [_path(e["loc"], arguments, True) for e in errors if e["type"] == "missing"]
+    for e in errors:
+        keys = _path(e["loc"], arguments, e["type"] == "missing")
+        field, node, received = _dotted(keys)[:MAX_SHOWN] or "arguments", _schema_at(schema, keys), _short(e["input"])
+        if e["type"] == "missing":
+            problem = Problem(field, "missing", "", _expected(node) or "a value")
+        elif e["type"] == "extra_forbidden":  # the real names: from the schema, and the missing ones
+            names = [*_schema_at(schema, keys[:-1]).get("properties", {})]
+            names += [str(k[-1]) for k in missing if k[:-1] == keys[:-1] and k[-1] not in names]
+            close = difflib.get_close_matches(str(keys[-1]), names, n=1, cutoff=0.6)
+            problem = Problem(field, "unknown", received, ", ".join(names[:20]) or "none",
+                              f"did you mean '{close[0]}'?" if close else "")
+        else:  # in our words, else in Pydantic's or a validator's own ("String should have at most 5 characters")
+            words, said = _words(e, node), re.sub(r"^(Value error|Assertion failed), ", "", e["msg"])[:200]
+            problem = Problem(field, "invalid" if words else "rejected", received, words or said)
+        before = found.setdefault((field, problem.kind), problem)
+        if before is not problem and f" or {problem.expected} or " not in f" or {before.expected} or ":
+            # another branch of a union: "a whole number or a string"
+            found[field, problem.kind] = replace(before, expected=f"{before.expected} or {problem.expected}")
+    return list(found.values())
+
+
+def _path(loc: tuple[int | str, ...], data: Any, missing: bool) -> tuple[int | str, ...]:
+    """The parts of a Pydantic `loc` that are keys in the data (a union's branch tags, like 'int', dropped)."""
+    keys: list[int | str] = []
+    for i, part in enumerate(loc):
+        if isinstance(part, int) and isinstance(data, list) and 0 <= part < len(data):
+            keys.append(part)
+            data = data[part]
+        elif isinstance(data, dict) and (part in data or (missing and i == len(loc) - 1)):
+            keys.append(part)
+            data = data.get(part)
+    return tuple(keys)
+
+
+def _dotted(keys: tuple[int | str, ...]) -> str:
+    """A path as the model would write it: ('items', 2, 'qty') -> 'items[2].qty'."""
+    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys).lstrip(".")
+
+
+def _schema_at(schema: dict[str, Any], keys: tuple[int | str, ...]) -> dict[str, Any]:
+    """The part of `schema` that describes the value at `keys`; {} where the schema does not say."""
+    defs, node = schema.get("$defs", {}), schema
+    for key in keys:
+        node = _structured(node, defs)
+        node = node.get("items") if isinstance(key, int) else node.get("properties", {}).get(
+            key, node.get("additionalProperties"))
+        if not isinstance(node, dict):
+            return {}
+    return _structured(node, defs) if "$ref" in node else node
+
+
+def _structured(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """`node` with a `$ref` followed and an optional object or list (`X | None`) unwrapped."""
+    if isinstance(node.get("$ref"), str):
+        node = defs.get(node["$ref"].removeprefix("#/$defs/"), {})
+    branches = [b for b in node.get("anyOf", ()) if b.keys() & {"properties", "items", "$ref"}]
+    return _structured(branches[0], defs) if branches else node
+
+
+def _expected(node: dict[str, Any]) -> str:
+    """What a schema asks for, in words: {"type": "integer"} -> 'a whole number'; '' if it does not say."""
+    if node.get("enum"):
+        return "one of " + " | ".join(f"'{v}'" if isinstance(v, str) else json.dumps(v) for v in node["enum"])
+    if branches := [b for b in node.get("anyOf", ()) if b.get("type") != "null"]:
+        return " or ".join(w for w in map(_expected, branches) if w)
+    return _TYPES.get(node.get("type"), "")  # type: ignore[arg-type]
+
+
+def _words(error: Any, node: dict[str, Any]) -> str:
+    """What a value should have been, in words a model can act on; '' if only Pydantic's sentence says it."""
+    if error["type"] in ("literal_error", "enum"):
+        words = _expected(node)
+        return words if words.startswith("one of") else f"one of {error.get('ctx', {}).get('expected', '')}"
+    rest = error["msg"].removeprefix("Input should be ")  # "Input should be greater than 0"
+    if error["type"] in _WORDS or rest == error["msg"]:
+        return _WORDS.get(error["type"], "")
+    return rest if rest.startswith(("a ", "an ")) else f"a value {rest}"
+
+
+def _short(value: Any, limit: int = MAX_SHOWN) -> str:
+    """`value` as JSON on one line, cut to about `limit` characters (a 1 MB string stays short).
+
+    >>> _short("北京"), _short("x" * 100, 5), _short([1, 2, 3, 4], 8)
+    ('"北京"', '"xxxxx…" (100 characters)', '[1, 2, 3…')
+    """
+    if isinstance(value, str) and len(value) > limit:
+        return json.dumps(value[:limit], ensure_ascii=False)[:-1] + f'…" ({len(value)} characters)'
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, TypeError, RecursionError):
+        text = "(nested too deeply to show)"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# ----------------------------------------------------------------------------- the entry point
+
+def prepare(tool: Tool, raw: Any) -> BaseModel:
+    """The validated arguments for `tool` from what the model sent, or ArgumentsError with a message for it.
+
+    >>> from mini_framework.tools import tool
+    >>> @tool
+    ... def add(a: int, b: int) -> int:
+    ...     '''Add two integers.'''
+    ...     return a + b
+    >>> prepare(add, '{"a": "一百二十三", "b": 456}')
+    add(a=123, b=456)
+    >>> prepare(add, "{'a': 'many'}")
+    Traceback (most recent call last):
+    ...
+    mini_framework.arguments.ArgumentsError: Invalid arguments for add:
+    - a: got "many"; expected a whole number
+    - b: missing; expected a whole number
+    Fix these arguments and call add again.
+    """
+    schema, data = tool.json_schema, None
+    try:
+        data = raw if isinstance(raw, dict) else json.loads(raw) if isinstance(raw, str) else None
+        if isinstance(data, dict):
+            return tool.validate(data)  # the fast path: arguments fine as sent
+    except (ValueError, RecursionError):  # ValidationError is a ValueError too
+        pass
+    try:
+        data = coerce(schema, data if isinstance(data, dict) else parse_arguments(raw, schema))
+        return tool.validate(data)
+    except ValidationError as exc:
+        raise ArgumentsError(*_report(exc, tool.name, data, schema)) from None
+    except RecursionError:  # a recursive model nested hundreds deep
+        raise _not_json("nested too deeply", "", schema) from None
