@@ -236,7 +236,8 @@ def function_schema(func: Callable[..., Any], name: str, description: str | None
             continue
         if param.kind is param.VAR_POSITIONAL:
             raise ToolDefinitionError(f"{where}: *{param.name} is not supported: a model sends one JSON object of "
-                                      f"named arguments; take a list instead, e.g. `{param.name}: list[str]`")
+                                      f"named arguments; take a list instead, e.g. `{param.name}: "
+                                      f"list[{_name(hints.get(param.name, str))}]`")
         if param.kind is param.VAR_KEYWORD:
             raise ToolDefinitionError(f"{where}: **{param.name} is not supported: it hides the parameter names from "
                                       "the model; declare each parameter, or take one Pydantic model or dict[str, V]")

@@ -75,6 +75,7 @@ class Tool:
     best_practices: str = ""  # advice for the system prompt, collected by tool_guidance()
     prompt_injection_builder: Callable[[Any], str] | None = None  # context -> more advice, per run
     too_long_to_file: bool = False  # spill very long string results to a file (lesson 10)
+    timeout: float | None = None  # seconds before the executor gives up on a call (None: the executor's default)
     strict: bool = False  # send the strict-mode schema (to_openai_tool's default)
 
     def __init__(
@@ -87,6 +88,7 @@ class Tool:
         prompt_injection_builder: Callable[[Any], str] | None = None,
         too_long_to_file: bool | None = None,
         strict: bool | None = None,
+        timeout: float | None = None,
     ) -> None:
         if func is None and type(self).run is Tool.run:
             raise TypeError("a Tool needs a function: use @tool on a function, or subclass Tool and define run()")
@@ -101,6 +103,8 @@ class Tool:
             self.prompt_injection_builder = prompt_injection_builder
         if too_long_to_file is not None:
             self.too_long_to_file = too_long_to_file
+        if timeout is not None:
+            self.timeout = timeout
         if strict is not None:
             self.strict = strict
         schema = function_schema(self.func, self.name, description or self.description or None)
@@ -210,6 +214,7 @@ def tool(
     prompt_injection_builder: Callable[[Any], str] | None = None,
     too_long_to_file: bool = False,
     strict: bool = False,
+    timeout: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function (sync or async) into a Tool: `@tool` or `@tool(name=..., strict=True, ...)`.
 
@@ -223,7 +228,7 @@ def tool(
 
     def make(f: Callable[..., Any]) -> Tool:
         return Tool(name, description, f, best_practices=best_practices, prompt_injection_builder=prompt_injection_builder,
-                    too_long_to_file=too_long_to_file, strict=strict)
+                    too_long_to_file=too_long_to_file, strict=strict, timeout=timeout)
 
     return make if func is None else make(func)
 
