@@ -664,3 +664,16 @@ def test_the_pieces_are_usable_on_their_own():
     done = analyse(body([user("北京天气"), called(("get_weather", {"city": "北京"})), result({"temperature": 22})],
                         [WEATHER]))
     assert next_calls(done) == [] and compose_answer(done) == "北京：温度 22。"
+
+
+def test_when_two_tools_fit_the_same_values_only_the_better_one_is_called():
+    pair = {"a": {"type": "number"}, "b": {"type": "number"}}
+    multiply = {"type": "function", "function": {"name": "multiply", "description": "计算两个数字相乘的结果",
+                "parameters": {"type": "object", "properties": pair, "required": ["a", "b"]}}}
+    discount = {"type": "function", "function": {"name": "calculate_discount", "description": "计算打折后的价格（折扣）",
+                "parameters": {"type": "object", "properties": {"price": {"type": "number", "description": "原价"},
+                               "discount": {"type": "number", "description": "折扣系数"}}, "required": ["price", "discount"]}}}
+    reply = plan(body([user("这件衣服原价200元，打八折后多少钱？")], [WEATHER, multiply, discount]))
+    assert calls_of(reply) == [("calculate_discount", {"price": 200, "discount": 0.8})]
+    reply = plan(body([user("北京天气怎么样？另外123加456等于多少")], [WEATHER, ADD]))
+    assert [name for name, _ in calls_of(reply)] == ["get_weather", "add_numbers"]  # different values: both

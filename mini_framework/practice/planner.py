@@ -869,7 +869,17 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
     relevant = relevant_tools(s)
     planned = [c for t in relevant for c in _plan_tool(t, s, done, frozenset())] if relevant else _follow_up(s, done)
     unique: dict[str, tuple[str, dict]] = {}
-    for name, args in planned:
+    covered: dict[str, str] = {}                            # argument value -> the (better) tool that uses it
+    for call in s.calls:                                    # what was already done counts too
+        for v in call.arguments.values():
+            if not isinstance(v, (dict, list)):
+                covered.setdefault(json.dumps(v, ensure_ascii=False), call.name)
+    for name, args in planned:                              # best-scoring tools first
+        values = {json.dumps(v, ensure_ascii=False) for v in args.values() if not isinstance(v, (dict, list))}
+        if values and all(covered.get(v, name) != name for v in values):
+            continue                                        # a better tool already does this with the same values
+        for v in values:
+            covered.setdefault(v, name)
         unique.setdefault(call_key(name, args), (name, args))
     return list(unique.values())[:MAX_CALLS]
 

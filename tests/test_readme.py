@@ -1,0 +1,35 @@
+"""The README is part of the product: its commands are what CI runs, its code runs."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README, re.S)
+
+
+def test_ci_runs_exactly_the_readme_install_and_test_command():
+    test_command = next(line for block in blocks("bash") for line in block.splitlines() if line.endswith("pytest"))
+    assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+
+
+def test_quickstart_is_two_commands_that_install_the_same_way():
+    quickstart = README.split("## Quickstart", 1)[1].split("## ", 1)[0]
+    commands = [line for block in re.findall(r"```bash\n(.*?)```", quickstart, re.S) for line in block.splitlines()]
+    assert len(commands) == 2 and commands[0].split("&&")[:2] == commands[1].split("&&")[:2]
+    assert "jupyter lab" in commands[0] and commands[1].endswith("pytest")
+
+
+def test_python_examples_run(capsys):
+    for code in blocks("python"):
+        exec(compile(code, "README.md", "exec"), {})
+    assert "22" in capsys.readouterr().out
+
+
+def test_every_lesson_in_the_curriculum_table_exists():
+    for link in re.findall(r"\]\((lessons/[^)]+\.ipynb)\)", README):
+        assert (ROOT / link).exists() and (ROOT / link.replace("lessons/", "solutions/")).exists(), link
