@@ -34,8 +34,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Iterable, Iterator
 
+from .concurrency import in_thread, run_sync
 from .executor import (ErrorFormatter, Executor, ResultFormatter, ToolCall, ToolResult, envelope, error_envelope,
-                       in_thread, run_sync, to_text)
+                       to_text)
 from .tools import Tool, as_tool, tool_guidance
 
 # ----------------------------------------------------------------------------- events

@@ -22,7 +22,6 @@ background; its result is discarded. Give blocking I/O its own timeout inside th
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import difflib
 import functools
 import json
@@ -30,19 +29,18 @@ import logging
 import os
 import re
 import sysconfig
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel
 
 from .arguments import ArgumentsError, prepare
+from .concurrency import in_thread, run_sync
 from .tools import Tool, as_tool
 
 log = logging.getLogger("mini_framework")
-T = TypeVar("T")
 
 
 class ToolError(Exception):
@@ -51,6 +49,22 @@ class ToolError(Exception):
     >>> str(ToolError("天气服务暂时不可用，请稍后再试"))
     '天气服务暂时不可用，请稍后再试'
     """
+
+
+def _scrub(exc: BaseException) -> None:
+    """Take secrets out of an exception's message, in place, before it is logged."""
+    try:
+        exc.args = tuple(redact_secrets(a) if isinstance(a, str) else a for a in exc.args)
+    except Exception:  # an exception class that won't let its args be replaced: describe_exception still redacts
+        pass
+
+
+class ToolRaised(Exception):
+    """Carries what a tool raised out of `asyncio.wait_for`, so it can't be mistaken for a timeout."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(original)
+        self.original = original
 
 
 @dataclass(frozen=True)
@@ -135,16 +149,26 @@ _PRIVATE_DIRS = tuple(sorted({str(Path(p).resolve()) for p in (
     sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"], Path(__file__).parent)}, key=len, reverse=True))
 
 
-def redact(text: str) -> str:
-    """Text with API keys, tokens, this installation's paths and source file paths taken out.
+def redact_secrets(text: str) -> str:
+    """Text with API keys, tokens and passwords taken out (what the local log may keep: paths).
 
-    >>> redact("401 for key sk-abc123def456ghi789 in /srv/app/weather.py:12, reading /data/a.csv")
-    '401 for key [redacted] in <source file>, reading /data/a.csv'
+    >>> redact_secrets("POST /v1?api_key=abc123def456 failed")
+    'POST /v1?[redacted] failed'
     """
     text = _SECRETS.sub("[redacted]", text)
     for name, value in os.environ.items():  # the configured key itself, whatever its shape
         if len(value) >= 12 and ("KEY" in name or "TOKEN" in name or "SECRET" in name) and value in text:
             text = text.replace(value, "[redacted]")
+    return text
+
+
+def redact(text: str) -> str:
+    """What a model may read: no secrets, no paths of this installation, no source file paths.
+
+    >>> redact("401 for key sk-abc123def456ghi789 in /srv/app/weather.py:12, reading /data/a.csv")
+    '401 for key [redacted] in <source file>, reading /data/a.csv'
+    """
+    text = redact_secrets(text)
     for folder in _PRIVATE_DIRS:
         text = re.sub(re.escape(folder) + r"[^\s'\"]*", "<internal>", text)
     return _SOURCE_FILE.sub("<source file>", text)  # where the code lives is no business of the model
@@ -226,7 +250,7 @@ class Executor:
                 return await self.run_one(call)
 
         outcomes = await asyncio.gather(*(limited(c) for c in calls), return_exceptions=True)
-        return [o if isinstance(o, ToolResult) else self._failed(c, "exception", self.format_error(o, c))
+        return [o if isinstance(o, ToolResult) else self._failed(c, "exception", error_envelope(o, c))
                 for c, o in zip(calls, outcomes)]
 
     def run_sync(self, calls: Iterable[Any]) -> list[ToolResult]:
@@ -253,21 +277,34 @@ class Executor:
         try:
             args, kwargs = tool.bind(validated)
             value = await asyncio.wait_for(self._invoke(tool, args, kwargs), timeout)
-        except asyncio.TimeoutError:
+            return ToolResult(call, self.format_result(value), ok=True, value=value)
+        except asyncio.TimeoutError:  # only our deadline: a tool's own TimeoutError arrives as ToolRaised
             message = (f"{tool.name} did not finish within {timeout:g} s and was stopped. "
                        "Try again later, or tell the user the service is not responding.")
             return self._failed(call, "timeout", envelope("error", error=message))
         except Exception as exc:  # the tool's own bug or its upstream's: the model gets the envelope
-            log.warning("tool %s failed (call %s)", tool.name, call.id, exc_info=True)
-            return self._failed(call, "exception", self.format_error(exc, call))
-        return ToolResult(call, self.format_result(value), ok=True, value=value)
+            exc = exc.original if isinstance(exc, ToolRaised) else exc
+            _scrub(exc)  # the log keeps the traceback, not the keys in the message
+            log.warning("tool %s failed (call %s)", tool.name, call.id, exc_info=exc)
+            return self._failed(call, "exception", self._format_error(exc, call))
 
     async def _invoke(self, tool: Tool, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        """Await an async tool; run a sync one in a worker thread."""
-        if tool.is_async:
-            return await tool.func(*args, **kwargs)
-        result = await in_thread(lambda: tool.func(*args, **kwargs))
-        return await result if asyncio.iscoroutine(result) else result
+        """Await an async tool; run a sync one in a worker thread. What the tool raises comes out as ToolRaised."""
+        try:
+            if tool.is_async:
+                return await tool.func(*args, **kwargs)
+            result = await in_thread(lambda: tool.func(*args, **kwargs))
+            return await result if asyncio.iscoroutine(result) else result
+        except Exception as exc:  # incl. TimeoutError, which must not look like our own deadline
+            raise ToolRaised(exc) from exc
+
+    def _format_error(self, exc: BaseException, call: ToolCall) -> str:
+        """`format_error`, falling back to the default envelope if a custom one fails itself."""
+        try:
+            return self.format_error(exc, call)
+        except Exception:
+            log.warning("format_error failed for call %s; using the default envelope", call.id, exc_info=True)
+            return error_envelope(exc, call)
 
     def _invalid(self, call: ToolCall, content: str, failure: str) -> ToolResult:
         """A call the model got wrong: count it against the tool's budget, and stop it when spent."""
@@ -281,50 +318,3 @@ class Executor:
     @staticmethod
     def _failed(call: ToolCall, failure: str, content: str) -> ToolResult:
         return ToolResult(call, content, ok=False, failure=failure)
-
-
-def in_thread(function: Callable[[], T]) -> Awaitable[T]:
-    """Run a blocking function in a daemon thread and await its result.
-
-    Not `asyncio.to_thread`: its pool's threads are joined at interpreter exit, so one hung
-    tool would keep a notebook kernel or a service from ever shutting down.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(outcome: Callable[[], Any]) -> None:
-        if not future.done():  # it may have been cancelled by a timeout meanwhile
-            outcome()
-
-    def work() -> None:
-        try:
-            outcome = functools.partial(future.set_result, function())
-        except BaseException as exc:  # handed to the awaiting task, which decides
-            outcome = functools.partial(future.set_exception, exc)
-        try:
-            loop.call_soon_threadsafe(settle, outcome)
-        except RuntimeError:  # the loop is gone (the call timed out and the run ended): drop the result
-            pass
-
-    threading.Thread(target=work, name="tool", daemon=True).start()
-    return future
-
-
-def run_sync(awaitable: Awaitable[T]) -> T:
-    """Run a coroutine to completion from sync code, also where a loop is already running (Jupyter).
-
-    >>> async def two() -> int:
-    ...     return 2
-    >>> run_sync(two())
-    2
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        running = False
-    else:
-        running = True
-    if not running:
-        return asyncio.run(awaitable)  # type: ignore[arg-type]
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # a loop is running here: use a fresh one elsewhere
-        return pool.submit(asyncio.run, awaitable).result()  # type: ignore[arg-type]

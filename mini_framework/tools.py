@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from .concurrency import in_thread
 from .schema import ToolDefinitionError, drop_null_defaults, function_schema, strict_schema
 
 __all__ = ["Parameter", "Tool", "ToolDefinitionError", "as_tool", "tool", "tool_guidance"]
@@ -201,7 +202,7 @@ class Tool:
         args, kwargs = self.bind(self.validate(arguments))
         if self.is_async:
             return await self.func(*args, **kwargs)
-        result = await asyncio.to_thread(self.func, *args, **kwargs)
+        result = await in_thread(lambda: self.func(*args, **kwargs))  # a daemon thread: see concurrency.py
         return await result if inspect.isawaitable(result) else result
 
 

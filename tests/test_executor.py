@@ -232,3 +232,33 @@ def test_fuzz_every_call_gets_exactly_one_answer_and_nothing_raises():
             assert r.ok or json.loads(r.content)["status"] == "error"
             assert len(r.content) < 5_000
     assert total >= 500
+
+
+def test_a_tool_raising_timeouterror_is_an_exception_not_our_timeout():
+    @tool
+    def socket_timeout(host: str) -> str:
+        """Raises the built-in TimeoutError at once, as a socket would."""
+        raise TimeoutError(f"timed out connecting to {host}")
+
+    [r] = results([ToolCall("c", "socket_timeout", '{"host": "db"}')], tools=[socket_timeout], timeout=30)
+    assert r.failure == "exception" and "TimeoutError timed out connecting to db" in r.content and r.seconds < 1
+
+
+def test_a_failing_format_error_falls_back_to_the_default_envelope():
+    def broken(exc, call):
+        raise RuntimeError("formatter bug")
+
+    [r] = results([ToolCall("c", "leaky", '{"path": "x"}')], format_error=broken)
+    assert r.failure == "exception" and json.loads(r.content)["status"] == "error" and SECRET not in r.content
+
+
+def test_a_failing_format_result_is_reported_not_raised():
+    [r] = results([ToolCall("c", "add", '{"a": 1, "b": 2}')], format_result=lambda value: 1 / 0)
+    assert r.failure == "exception" and "ZeroDivisionError" in r.content
+
+
+def test_keys_never_reach_the_log_but_the_traceback_does(caplog):
+    caplog.set_level("WARNING", logger="mini_framework")
+    results([ToolCall("c", "leaky", '{"path": "x"}')])
+    assert "Traceback" in caplog.text and "ConnectionError" in caplog.text
+    assert SECRET not in caplog.text and "[redacted]" in caplog.text
