@@ -677,3 +677,11 @@ def test_when_two_tools_fit_the_same_values_only_the_better_one_is_called():
     assert calls_of(reply) == [("calculate_discount", {"price": 200, "discount": 0.8})]
     reply = plan(body([user("北京天气怎么样？另外123加456等于多少")], [WEATHER, ADD]))
     assert [name for name, _ in calls_of(reply)] == ["get_weather", "add_numbers"]  # different values: both
+
+
+def test_two_different_asks_about_the_same_city_call_both_tools():
+    hotels = {"type": "function", "function": {"name": "search_hotels", "description": "搜索指定城市的酒店",
+              "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "城市"}},
+                             "required": ["city"]}}}
+    reply = plan(body([user("What's the weather and hotels in Paris?")], [WEATHER, hotels]))
+    assert sorted(name for name, _ in calls_of(reply)) == ["get_weather", "search_hotels"]

@@ -38,6 +38,7 @@ MAX_ROUNDS = 8          # tool-call rounds after one user message before the pla
 MAX_FANOUT = 5          # calls of one tool in one reply ("北京、上海、广州…", one per order id)
 MAX_CALLS = 8           # calls in one reply, all tools together
 RELEVANCE_RATIO = 0.5   # a tool is relevant when it scores at least this share of the best score
+OUTRANKED = 0.75        # below this share of another tool's score, a tool using the same values is left out
 TRUNCATE = 300          # characters of a long text result quoted in an answer
 
 # -----------------------------------------------------------------------------
@@ -868,6 +869,11 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
     done = {call_key(c.name, c.arguments) for c in s.calls}
     relevant = relevant_tools(s)
     planned = [c for t in relevant for c in _plan_tool(t, s, done, frozenset())] if relevant else _follow_up(s, done)
+    scores = {t.name: sc for sc, t in rank_tools(s)}
+
+    def outranks(other: str, name: str) -> bool:            # clearly the better fit, not just first
+        return scores.get(name, 0) < OUTRANKED * scores.get(other, 0)
+
     unique: dict[str, tuple[str, dict]] = {}
     covered: dict[str, str] = {}                            # argument value -> the (better) tool that uses it
     for call in s.calls:                                    # what was already done counts too
@@ -876,8 +882,8 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
                 covered.setdefault(json.dumps(v, ensure_ascii=False), call.name)
     for name, args in planned:                              # best-scoring tools first
         values = {json.dumps(v, ensure_ascii=False) for v in args.values() if not isinstance(v, (dict, list))}
-        if values and all(covered.get(v, name) != name for v in values):
-            continue                                        # a better tool already does this with the same values
+        if values and all(v in covered and covered[v] != name and outranks(covered[v], name) for v in values):
+            continue                    # a clearly better tool does this with the same values (discount vs multiply)
         for v in values:
             covered.setdefault(v, name)
         unique.setdefault(call_key(name, args), (name, args))
