@@ -3,7 +3,8 @@
 Usage: python -m course.execute [PATH ...]   (folders or .ipynb files; default: solutions lessons)
 
 `LLM_BASE_URL` is forced to "practice" for the kernels, so a developer's `.env` never leaks a
-real provider's answers (or anything else) into committed outputs.
+real provider's answers (or anything else) into committed outputs, and the practice model
+listens on port 8765 (unless busy) so that re-running a notebook doesn't change its URL lines.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ def execute(path: Path, timeout: int = 300) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     os.environ["LLM_BASE_URL"] = "practice"
+    os.environ.setdefault("PRACTICE_PORT", "8765")  # the same URL in every committed output (tests sanitise it anyway)
     for path in notebooks(list(argv if argv is not None else sys.argv[1:])):
         print(f"{path.relative_to(ROOT)}: {execute(path):.1f} s", flush=True)
     return 0

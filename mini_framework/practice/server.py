@@ -25,6 +25,7 @@ import copy
 import hmac
 import json
 import logging
+import os
 import socket
 import threading
 from collections import deque
@@ -452,9 +453,23 @@ def shared_server() -> PracticeServer:
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = PracticeServer()
+            _shared = PracticeServer(port=_preferred_port())
             atexit.register(_shared.stop)
+            try:
+                return _shared.start()
+            except OSError:  # the preferred port is taken: any free one will do
+                log.warning("practice model: port %s is busy, using a free one", _shared._requested_port)
+                _shared = PracticeServer()
+                atexit.register(_shared.stop)
         return _shared.start()
+
+
+def _preferred_port() -> int:
+    """`PRACTICE_PORT` from the environment (a fixed port is handy in a classroom), else 0: any free port."""
+    try:
+        return max(0, int(os.environ.get("PRACTICE_PORT", "0")))
+    except ValueError:
+        return 0
 
 
 def last_request(shown_headers: Iterable[str] = ("authorization", "content-type")) -> str:
