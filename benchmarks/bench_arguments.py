@@ -13,15 +13,14 @@ from __future__ import annotations
 import json
 import os
 import platform
-import statistics
 import sys
-import time
 from typing import Any, Callable, Literal, Optional
 
 from pydantic import BaseModel, Field
 
 from mini_framework.arguments import ArgumentsError, prepare
 from mini_framework.tools import tool
+from timing import median_us  # benchmarks/timing.py
 
 
 class Address(BaseModel):
@@ -54,18 +53,6 @@ COERCE = json.dumps({"user_id": "四十二", "address": {"street": "1 Main St", 
 BROKEN = ("```json\n{'user_id': 42, 'address': {'street': '1 Main St', 'city': '北京'}, "
           "'items': ['ABC-1',], 'gift': True,}\n```")
 HOPELESS = '{"user_id": 42 "address": }'
-
-
-def median_us(fn: Callable[[], Any], n: int) -> float:
-    """Median wall time of `fn()` in microseconds over `n` runs (after a short warm-up)."""
-    for _ in range(min(n, 100)):
-        fn()
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
 
 
 def failing(raw: str) -> Callable[[], None]:

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import os
 import platform
-import statistics
 import sys
-import time
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
 from mini_framework.schema import strict_schema
 from mini_framework.tools import tool
+from timing import median_us  # benchmarks/timing.py
 
 
 class Address(BaseModel):
@@ -46,18 +45,6 @@ def ship(user_id: int, address: Address, items: list[str], priority: Literal["lo
 
 ARGUMENTS: dict[str, Any] = {"user_id": "42", "address": {"street": "1 Main St", "city": "Beijing", "postcode": None},
                              "items": ["ABC-1", "XYZ-2"], "priority": "high", "note": None}
-
-
-def median_us(fn: Callable[[], Any], n: int) -> float:
-    """Median wall time of `fn()` in microseconds over `n` runs (after a short warm-up)."""
-    for _ in range(min(n, 100)):
-        fn()
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
 
 
 def main(n: int) -> None:
