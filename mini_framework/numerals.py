@@ -2,22 +2,19 @@
 
 Two places need this. The framework's argument coercion turns a model's `{"a": "一百二十三"}`
 back into `123` (the article's §4.1 pitfall), and the practice model reads the numbers out of a
-learner's question ("A组本周新增客户35个，流失8个" -> 35, 8).
+learner's question ("A组本周新增客户35个，流失8个" -> 35, 8; see `practice/numbers.py`, which
+finds numbers in free text and spells them out, both on top of this module).
 
     parse_number(text)  a whole string that is one number -> int | float | None
-    find_numbers(text)  numbers embedded in free text     -> [(start, end, value), ...]
-    spell_number(value, language)  the inverse of parse_number: 123 -> "一百二十三" / "one hundred twenty-three"
 
 Concessions, to stay small: no ordinals ("第三", "third"), fractions ("三分之一", "1/2"),
 percentages or ranges; mixed forms like "3万5千" are read as two numbers; a run of Chinese
-digits without units ("二零二四") is read digit by digit; in free text a lone "一"/"one" inside
-common words ("一下", "统一", "which one") is not taken for a number.
+digits without units ("二零二四") is read digit by digit.
 """
 from __future__ import annotations
 
-import math
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 Number = int | float
 
@@ -27,8 +24,6 @@ Number = int | float
 _WIDE = str.maketrans("０１２３４５６７８９．－＋−", "0123456789.-+-")
 _DIGITS = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _SCALED = re.compile(r"([+-]?\d+(?:\.\d+)?)([万亿千百])")
-# in free text: "35", "-12", "1,000", "3.5", "1.2万" (but not the 千 of 千米/千克)
-_DIGITS_IN_TEXT = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[万亿]|[千百](?![米克瓦]))?")
 
 
 def _digits(text: str) -> Number | None:
@@ -55,11 +50,6 @@ _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五":
 _CN_SMALL = {"十": 10, "百": 100, "千": 1000}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10**4, "亿": 10**8}
 _CN_NUMBER = re.compile(r"(负)?([零一二两三四五六七八九十百千万亿]+)(?:点([零一二两三四五六七八九]+))?([万亿])?")
-_CN_RUN = re.compile(r"[负負]?[零〇一二两兩三四五六七八九十百千万亿壹贰貳叁參肆伍陆陸柒捌玖拾佰仟萬億]+"
-                     r"(?:[点點][零〇一二三四五六七八九壹贰貳叁參肆伍陆陸柒捌玖]+)?")
-# words that contain a numeral but are not numbers ("看一下", "统一", "万一")
-_NOT_NUMBERS = {"一下", "一起", "一样", "一些", "一直", "一般", "一定", "一共", "一旦", "一切", "一边",
-                "一致", "一会", "一点", "一向", "一同", "一律", "一再", "统一", "万一", "唯一", "之一"}
 
 
 def _section(text: str) -> int | None:
@@ -135,9 +125,6 @@ _EN_TENS = {w: (i + 2) * 10 for i, w in enumerate("twenty thirty forty fifty six
 _EN_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _EN_WORDS = set(_EN_UNITS) | set(_EN_TEENS) | set(_EN_TENS) | set(_EN_SCALES) | {
     "hundred", "dozen", "and", "point", "minus", "negative", "a"}
-_EN_WORD = re.compile(r"[A-Za-z]+")
-# 'which one', 'one of', 'no one' are not numbers
-_ONE_IS_A_PRONOUN = {"which", "this", "that", "the", "each", "any", "every", "no", "some", "another", "only"}
 
 
 def _english_prefix(words: list[str]) -> tuple[Number, int] | None:
@@ -197,7 +184,7 @@ def _english(text: str) -> Number | None:
 
 
 # -----------------------------------------------------------------------------
-# the public helpers
+# the public helper
 
 def parse_number(text: str) -> Number | None:
     """The number a whole string spells, in digits, Chinese or English words; else None.
@@ -219,139 +206,3 @@ def parse_number(text: str) -> Number | None:
     if text[0] in "负負" and (value := _digits(text[1:].strip())) is not None and value >= 0:
         return -value                                     # '负3.5': a Chinese sign on digits
     return None
-
-
-def find_numbers(text: str) -> list[tuple[int, int, Number]]:
-    """Every number in free text as (start, end, value), in order of appearance.
-
-    >>> [v for _, _, v in find_numbers("A组本周新增客户35个，流失8个")]
-    [35, 8]
-    >>> [v for _, _, v in find_numbers("123456789 + 987654321, minus three, 一百二十三加四百五十六")]
-    [123456789, 987654321, -3, 123, 456]
-    """
-    if not isinstance(text, str):
-        return []
-    wide = text.translate(_WIDE)                          # same length, so offsets still match
-    found: list[tuple[int, int, Number]] = []
-    taken = bytearray(len(text))                          # 1 where a number was already found
-
-    def add(start: int, end: int, value: Number | None) -> None:
-        if value is not None and not any(taken[start:end]):
-            found.append((start, end, value))
-            taken[start:end] = b"\1" * (end - start)
-
-    for m in _DIGITS_IN_TEXT.finditer(wide):
-        start, end = m.span()
-        before = wide[start - 1] if start else " "
-        if wide[start] == "-" and before.isascii() and (before.isalnum() or before in ")"):
-            start, before = start + 1, "-"                # '35-8': the dash is an operator
-        if before.isascii() and (before.isalnum() or before in "_.") or re.match(r"\.\d", wide[end:end + 2]):
-            continue                                      # part of 'A1001', 'v1.2' or '1.2.3'
-        value = _digits(wide[start:end])
-        if before in "负負" and value is not None and value >= 0:
-            start, value = start - 1, -value              # '负3.5度'
-        add(start, end, value)
-    for m in _CN_RUN.finditer(wide):
-        start, end = m.span()
-        if end - start == 1 and (wide[max(start - 1, 0):end] in _NOT_NUMBERS or wide[start:end + 1] in _NOT_NUMBERS):
-            continue
-        add(start, end, _chinese(m.group()))
-    words = list(_EN_WORD.finditer(wide))
-    lower = [w.group().lower() for w in words]
-    i = 0
-    while i < len(words):
-        if lower[i] not in _EN_WORDS:
-            i += 1
-            continue
-        j = i + 1                                         # number words joined by spaces or '-'
-        while (j < len(words) and lower[j] in _EN_WORDS
-               and wide[words[j - 1].end():words[j].start()].strip() in ("", "-")):
-            j += 1
-        lowered = lower[i:j]
-        hit = _english_prefix(lowered)
-        if hit and lowered[:hit[1]] == ["one"]:
-            before = lower[i - 1] if i else ""
-            after = lower[i + 1] if i + 1 < len(lower) else ""
-            hit = None if before in _ONE_IS_A_PRONOUN or after == "of" else hit
-        if hit:
-            add(words[i].start(), words[i + hit[1] - 1].end(), hit[0])
-            i += hit[1]
-        else:
-            i += 1
-    return sorted(found)
-
-
-# -----------------------------------------------------------------------------
-# spelling numbers out (what `practice-sloppy` sends instead of 123): the inverse of parse_number
-
-_SPELL_LIMIT = 10**15                                    # below a thousand trillion / 千万亿
-_ZH_DIGITS = "零一二三四五六七八九"
-_EN_ONES = [*_EN_UNITS, *_EN_TEENS]                     # 'zero' ... 'nineteen', in order
-_EN_TEN_WORDS = {v // 10: w for w, v in _EN_TENS.items()}
-
-
-def _zh_section(n: int, leading: bool) -> str:
-    """0 < n < 10000 with 千百十 and the zeros between: 1020 -> '一千零二十', 12 -> '十二' when leading."""
-    out, zero = "", False
-    for unit, char in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
-        digit = n // unit % 10
-        if digit == 0:
-            zero = zero or bool(out)
-            continue
-        if zero:
-            out, zero = out + "零", False
-        out += ("" if unit == 10 and digit == 1 and leading and not out else _ZH_DIGITS[digit]) + char
-    return out
-
-
-def _zh_int(n: int, leading: bool = True) -> str:
-    """A non-negative integer in Chinese numerals: 100005 -> '十万零五'."""
-    if n == 0:
-        return "零"
-    for size, char in ((10**8, "亿"), (10**4, "万")):
-        if n >= size:
-            high, low = divmod(n, size)
-            tail = "" if low == 0 else ("零" if low < size // 10 else "") + _zh_int(low, leading=False)
-            return _zh_int(high, leading) + char + tail
-    return _zh_section(n, leading)
-
-
-def _en_int(n: int) -> str:
-    """A non-negative integer in English words, without 'and': 123 -> 'one hundred twenty-three'."""
-    if n < 20:
-        return _EN_ONES[n]
-    if n < 100:
-        return _EN_TEN_WORDS[n // 10] + (f"-{_EN_ONES[n % 10]}" if n % 10 else "")
-    if n < 1000:
-        return f"{_EN_ONES[n // 100]} hundred" + (f" {_en_int(n % 100)}" if n % 100 else "")
-    for word, size in sorted(_EN_SCALES.items(), key=lambda item: -item[1]):
-        if n >= size:
-            high, low = divmod(n, size)
-            return f"{_en_int(high)} {word}" + (f" {_en_int(low)}" if low else "")
-    raise AssertionError("unreachable")
-
-
-def spell_number(value: Number, language: str = "en") -> str:
-    """A number in words, Chinese ('zh') or English (anything else); `parse_number` reads it back.
-
-    Decimals are spelled digit by digit after the point; magnitudes up to 10**15 are supported.
-
-    >>> spell_number(123, "zh"), spell_number(123, "en")
-    ('一百二十三', 'one hundred twenty-three')
-    >>> spell_number(-3.5, "zh"), spell_number(0.8, "en"), spell_number(10500, "zh")
-    ('负三点五', 'zero point eight', '一万零五百')
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"spell_number needs an int or a float, not {type(value).__name__}")
-    if (isinstance(value, float) and not math.isfinite(value)) or abs(value) >= _SPELL_LIMIT:
-        raise ValueError(f"cannot spell {value!r}: only finite numbers below {_SPELL_LIMIT:.0e}")
-    zh = language.lower().startswith("zh")
-    whole, _, fraction = format(Decimal(repr(abs(value))), "f").partition(".")
-    words = _zh_int(int(whole)) if zh else _en_int(int(whole))
-    if isinstance(value, float):                          # digit by digit after the point: 3.14 -> 三点一四
-        digits = [int(d) for d in fraction or "0"]
-        words += ("点" + "".join(_ZH_DIGITS[d] for d in digits)) if zh else (
-            " point " + " ".join(_EN_ONES[d] for d in digits))
-    if value < 0:
-        words = ("负" if zh else "minus ") + words
-    return words

@@ -8,7 +8,13 @@ Or from a shell: `python -m mini_framework.practice --port 8765`.
 
 Modules: `server` (HTTP), `checks` (request validation with the real API's errors), `errors`
 (the error shapes), `wire` (Reply -> `chat.completion` and stream chunks), `personas` (model
-name -> brain), `reply` (the brain's answer), `planner` (the default brain).
+name -> brain), `reply` (the brain's answer), `planner` (the default brain), `numbers` (numbers
+in free text, numbers spelled out).
+
+The rule about the core: the practice package imports from the core only
+`mini_framework.numerals.parse_number` (tests/test_practice_imports.py enforces it). Everything
+else it needs, it has: the practice model must keep working while the framework is being
+rewritten around it, and a learner can read it without the framework.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from ..numerals import find_numbers
+from .numbers import find_numbers
 
 MAX_TEXT = 2000                 # characters of a message that are analysed; the rest is ignored
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"

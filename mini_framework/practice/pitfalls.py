@@ -26,7 +26,8 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from ..numerals import parse_number, spell_number
+from ..numerals import parse_number
+from .numbers import spell_number
 from . import errors
 from .language import VALUE_SURFACES, has_cjk, split_identifier
 from .personas import Attempts, Responder
