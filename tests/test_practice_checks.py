@@ -285,3 +285,46 @@ def test_persona_refusal_keeps_its_status_and_headers(server, api):
     raw = api.post(server, body(model="busy"))
     api.assert_error(raw, 429, type="requests", code="rate_limit_exceeded")
     assert raw.headers["retry-after"] == "2" and raw.headers["retry-after-ms"] == "2000"
+
+
+# -----------------------------------------------------------------------------
+# function names: the server's rule is the core's `check_name` rule, character for character
+
+NAMES = [                       # (name, accepted)
+    ("get_weather", True), ("a", True), ("A-b_9", True), ("x" * 64, True), ("-", True), ("_", True),
+    ("", False), ("x" * 65, False), ("get_weather\n", False), ("get_weather\r\n", False), ("\nget_weather", False),
+    ("get weather", False), (" get_weather", False), ("get_weather ", False), ("查天气", False), ("getWeather🙂", False),
+    ("café", False), ("ｇｅｔ", False), ("get.weather", False), ("get/weather", False), ("get\tweather", False),
+    ("get_weather\x00", False), ("名" * 64, False),
+]
+
+
+def server_accepts(name: str) -> bool:
+    """Whether the practice server's checks let this function name through."""
+    from mini_framework.practice import checks, errors
+
+    try:
+        checks.check_function_name(name, "tools[0].function.name")
+    except errors.ApiError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name,accepted", NAMES, ids=[repr(n)[:30] for n, _ in NAMES])
+def test_function_names_accepted_exactly_as_the_core_accepts_them(name, accepted):
+    from mini_framework.schema import ToolDefinitionError
+    from mini_framework.tools import check_name
+
+    assert server_accepts(name) is accepted
+    try:
+        check_name(name)
+        core = True
+    except ToolDefinitionError:
+        core = False
+    assert core is accepted, "the core's check_name disagrees: the two rules must stay identical"
+
+
+def test_a_trailing_newline_is_refused_over_http(server, api):
+    raw = api.post(server, body(tools=[{"type": "function", "function": {"name": "get_weather\n"}}]))
+    api.assert_error(raw, 400, "Invalid 'tools[0].function.name': string does not match pattern. Expected a string "
+                     "that matches the pattern '^[a-zA-Z0-9_-]+$'.", param="tools[0].function.name", code="invalid_value")

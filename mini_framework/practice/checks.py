@@ -23,8 +23,9 @@ from .errors import ApiError
 from .personas import Persona
 
 ROLES = ["system", "assistant", "user", "function", "tool", "developer"]  # the API's own order
-NAME_PATTERN = "^[a-zA-Z0-9_-]+$"
-_NAME = re.compile(NAME_PATTERN)
+NAME_PATTERN = "^[a-zA-Z0-9_-]+$"             # as the API words it in its error message
+_NAME = re.compile(r"[a-zA-Z0-9_-]+")       # used with fullmatch: `$` would accept a trailing newline
+MAX_NAME = 64
 _PARTS = {  # content part types each role accepts
     "user": ["text", "image_url", "input_audio", "file"],
     "assistant": ["text", "refusal"],
@@ -156,11 +157,17 @@ def _object(value: Any, at: str) -> dict[str, Any]:
 
 
 def check_function_name(name: str, at: str) -> None:
-    """Function names: `^[a-zA-Z0-9_-]+$`, at most 64 characters."""
-    if not _NAME.match(name):
+    """Function names: 1 to 64 characters from a-z, A-Z, 0-9, '_' and '-' (the core's `check_name` rule).
+
+    >>> check_function_name("get_weather\\n", "tools[0].function.name")
+    Traceback (most recent call last):
+    ...
+    mini_framework.practice.errors.ApiError: 400 Invalid 'tools[0].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.
+    """
+    if not _NAME.fullmatch(name):
         raise errors.pattern_mismatch(at, NAME_PATTERN)
-    if len(name) > 64:
-        raise errors.string_too_long(at, 64, len(name))
+    if len(name) > MAX_NAME:
+        raise errors.string_too_long(at, MAX_NAME, len(name))
 
 
 def check_messages(messages: list[Any]) -> None:
