@@ -474,6 +474,7 @@ def test_flaky_429_then_500_then_the_answer(api):
     assert limited.headers["retry-after-ms"] == "20" and limited.headers["retry-after"].isdigit()
     api.assert_error(broken, 500, "The server had an error while processing your request. Sorry about that!",
                      type="server_error", param=None, code=None)
+    assert broken.headers["retry-after-ms"] == "20" and broken.headers["retry-after"] == "1"  # the SDK waits 20 ms
     assert api.response_problems(fine.json()) == [] and fine.json() == again.json()
     assert fine.json()["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] == '{"city":"北京"}'
 

@@ -276,10 +276,26 @@ def timed_out() -> ApiError:
     return ApiError(408, "The request body was not received in time.", code="timeout")
 
 
-def server_error() -> ApiError:
-    """500 for a persona that crashed; the traceback goes to the local log only."""
+def retry_headers(seconds: float) -> dict[str, str]:
+    """`retry-after` (whole seconds, at least 1) and the exact `retry-after-ms`, as the API sends them.
+
+    The OpenAI SDK prefers `retry-after-ms` (`_parse_retry_after_header` in `openai/_base_client.py`),
+    so a 20 ms hint costs a retry 20 ms instead of the SDK's own back-off (0.5 s, then 1 s).
+
+    >>> retry_headers(0.02)
+    {'retry-after': '1', 'retry-after-ms': '20'}
+    """
+    return {"retry-after": f"{max(1, round(seconds))}", "retry-after-ms": str(int(seconds * 1000))}
+
+
+def server_error(retry_after: float | None = None) -> ApiError:
+    """500 for a persona that crashed (the traceback goes to the local log only), or a flaky one.
+
+    With `retry_after` the answer carries the retry headers (the flaky persona's way of keeping a
+    retried turn fast); a real crash sends none.
+    """
     return ApiError(500, "The server had an error while processing your request. Sorry about that!",
-                    type="server_error")
+                    type="server_error", headers=retry_headers(retry_after) if retry_after is not None else {})
 
 
 def rate_limited(model: str, retry_after: float = 1.0) -> ApiError:
@@ -288,6 +304,4 @@ def rate_limited(model: str, retry_after: float = 1.0) -> ApiError:
     return ApiError(429, f"Rate limit reached for {model} in organization org-practice on requests per min (RPM): "
                     f"Limit 3, Used 3, Requested 1. Please try again in {wait}. Visit "
                     "https://platform.openai.com/account/rate-limits to learn more.", type="requests",
-                    code="rate_limit_exceeded",
-                    headers={"retry-after": f"{max(1, round(retry_after))}",  # whole seconds; -ms is exact
-                             "retry-after-ms": str(int(retry_after * 1000))})
+                    code="rate_limit_exceeded", headers=retry_headers(retry_after))

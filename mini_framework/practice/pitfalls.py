@@ -7,8 +7,9 @@ each failure and then the fix.
                           §4.2); recovers once an error lists the real tools, gives up after 3 inventions
     practice-loop         calls the same tool with the same arguments again and again (§4.3), until a
                           tool message says to stop repeating or the request has no tools to call
-    practice-flaky        per conversation: a 429 with Retry-After, then a 500, then the answer; the
-                          OpenAI SDK's default retries absorb both (lesson 08)
+    practice-flaky        per conversation: a 429, then a 500, then the answer; both carry
+                          `retry-after-ms: 20`, so the OpenAI SDK's default retries absorb them in
+                          tens of milliseconds (lesson 08)
 
 Each one is the planner (`planner.py`) with one twist: it decides *what* to call exactly as
 `practice` does, then bends the call, and reads the tool messages for the cue that makes a real
@@ -36,7 +37,7 @@ from .planner import (Call, Situation, Tool, _tool, analyse, call_key, compose_a
 from .reply import PlannedCall, Reply
 
 MAX_INVENTIONS = 3          # made-up tool names before practice-hallucinate gives up
-RETRY_AFTER = 0.02          # seconds practice-flaky asks the client to wait after its 429
+RETRY_AFTER = 0.02          # seconds practice-flaky asks the client to wait after its 429 and its 500
 
 # -----------------------------------------------------------------------------
 # reading tool messages: what a real model would notice in them
@@ -411,7 +412,7 @@ def flaky() -> Responder:
         if attempt == 1:
             raise errors.rate_limited(str(request.get("model")), retry_after=RETRY_AFTER)
         if attempt == 2:
-            raise errors.server_error()
+            raise errors.server_error(retry_after=RETRY_AFTER)
         return plan(request)
 
     return respond_flakily
