@@ -15,8 +15,9 @@ size-limited (413) and read under a socket timeout (408 for a client that stops 
 persona that raises gets a 500 `server_error` while the traceback goes to the
 `mini_framework.practice` logger only; nothing a client sends can stop the server thread.
 
-Every exchange is recorded (`server.requests`, newest last, bounded; and a JSONL file when
-`log_path` is set) with credentials redacted: a key never appears in a log.
+Every exchange is recorded (`server.requests`, newest last, bounded in count and in bytes; and a
+JSONL file when `log_path` is set) with credentials redacted: a key never appears in a log (see
+`requestlog.py`).
 """
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ import logging
 import os
 import socket
 import threading
-from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -38,12 +38,13 @@ from urllib.parse import urlsplit
 from . import checks, errors, wire
 from .errors import ApiError
 from .personas import Persona, Responder, registry
+from .requestlog import RequestLog, bearer, loggable_body, redact_headers
 
 log = logging.getLogger("mini_framework.practice")
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
+MAX_LOGGED_BYTES = 16 * 1024 * 1024  # the in-memory request log's budget (oldest entries dropped first)
 _DRAIN_LIMIT = 64 * 1024 * 1024  # read and discard oversized bodies up to this, so the 413 arrives
-_SENSITIVE = ("authorization", "cookie", "key", "token", "secret", "auth")
 
 
 @dataclass
@@ -75,14 +76,15 @@ class PracticeServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, api_key: str | None = None,
                  log_path: str | Path | None = None,
                  personas: Mapping[str, Persona | Responder] | Iterable[Persona] | None = None,
-                 max_body_bytes: int = MAX_BODY_BYTES, timeout: float = 15.0, max_logged: int = 200) -> None:
+                 max_body_bytes: int = MAX_BODY_BYTES, timeout: float = 15.0, max_logged: int = 200,
+                 max_logged_bytes: int = MAX_LOGGED_BYTES) -> None:
         self.host, self.port, self._requested_port = host, port, port
         self.api_key = api_key or None
         self.log_path = Path(log_path) if log_path else None
+        self._log = RequestLog(max_logged, max_logged_bytes, self.log_path)
         self.personas = registry(personas)
         self.max_body_bytes = max_body_bytes
         self.timeout = timeout
-        self._log: deque[dict[str, Any]] = deque(maxlen=max_logged)
         self._lock = threading.RLock()
         self._responders: dict[str, Responder] = {}
         self._connections: set[socket.socket] = set()
@@ -139,9 +141,9 @@ class PracticeServer:
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """The logged exchanges, oldest first (a snapshot; at most `max_logged` of them)."""
-        with self._lock:
-            return list(self._log)
+        """The logged exchanges, oldest first (decoded copies; at most `max_logged` of them, in at most
+        `max_logged_bytes` of compact JSON)."""
+        return self._log.entries()
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
@@ -182,7 +184,7 @@ class PracticeServer:
         """With an `api_key`, demand `Authorization: Bearer <that key>` (401 otherwise)."""
         if self.api_key is None:
             return
-        given = _bearer(headers)
+        given = bearer(headers)
         if not given:
             raise errors.missing_api_key()
         if not hmac.compare_digest(given.encode("utf-8", "replace"), self.api_key.encode("utf-8", "replace")):
@@ -210,55 +212,18 @@ class PracticeServer:
                response: Response) -> None:
         """Log one exchange in memory (and to the JSONL file), with every credential redacted."""
         entry = {
-            "method": method, "path": target, "headers": _redact(headers),
-            "request": _loggable(raw), "status": response.status,
+            "method": method, "path": target, "headers": redact_headers(headers),
+            "request": loggable_body(raw), "status": response.status,
             "response": response.sse_text() if response.chunks is not None else response.body,
         }
         # A key echoed elsewhere (in a message, say) is scrubbed too. Short "keys" such as
         # "practice" or "ollama" are placeholders, not secrets, and would scrub ordinary words.
-        secrets = [s for s in (self.api_key, _bearer(headers)) if s and len(s) >= 12]
-        if secrets:
-            text = json.dumps(entry, ensure_ascii=False)
-            if any(s in text for s in secrets):  # a key echoed somewhere else: scrub it everywhere
-                for s in secrets:
-                    text = text.replace(json.dumps(s, ensure_ascii=False)[1:-1], "<redacted>")
-                entry = json.loads(text)
-        with self._lock:
-            self._log.append(entry)
-            if self.log_path is not None:
-                with self.log_path.open("a", encoding="utf-8", errors="replace") as f:
-                    f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self._log.add(entry, [s for s in (self.api_key, bearer(headers)) if s and len(s) >= 12])
 
 
 def _model(name: str) -> dict[str, Any]:
     """An OpenAI `model` object for a persona."""
     return {"id": name, "object": "model", "created": wire.CREATED, "owned_by": "practice"}
-
-
-def _bearer(headers: Mapping[str, str]) -> str:
-    """The key from `Authorization: Bearer <key>` ('' when there is none)."""
-    value = headers.get("authorization", "") or ""
-    scheme, _, key = value.strip().partition(" ")
-    return key.strip() if scheme.lower() == "bearer" else ""
-
-
-def _redact(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers with anything credential-like replaced by `<redacted>`."""
-    def hide(value: str) -> str:
-        scheme, _, rest = value.partition(" ")
-        return f"{scheme} <redacted>" if rest and scheme.lower() in ("bearer", "basic") else "<redacted>"
-
-    return {k: hide(v) if any(s in k.lower() for s in _SENSITIVE) else v for k, v in headers.items()}
-
-
-def _loggable(raw: bytes) -> Any:
-    """The request body for the log: parsed JSON when possible, else text (large bodies summarised)."""
-    if len(raw) > 1024 * 1024:
-        return f"<{len(raw)} bytes not logged>"
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return raw.decode("utf-8", "replace")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,7 +443,7 @@ def last_request(shown_headers: Iterable[str] = ("authorization", "content-type"
     Only the named headers are shown (the SDK's own headers change with its version). With a
     real provider configured there is no practice log, and the text says so.
     """
-    entries = _shared.requests if _shared is not None else []
+    entries = _shared._log.entries(last=1) if _shared is not None else []
     if not entries:
         return "(no request has gone to the practice model in this process)"
     entry = entries[-1]
