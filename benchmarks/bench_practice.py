@@ -14,7 +14,8 @@ import platform
 import statistics
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from mini_framework.practice import Persona, PlannedCall, PracticeServer, Reply
 

@@ -15,8 +15,16 @@ import sys
 import pytest
 
 from mini_framework.practice import planner
-from mini_framework.practice.planner import (analyse, compose_answer, fill_arguments, next_calls, plan, rank_tools,
-                                             render, respond)
+from mini_framework.practice.planner import (
+    analyse,
+    compose_answer,
+    fill_arguments,
+    next_calls,
+    plan,
+    rank_tools,
+    render,
+    respond,
+)
 from mini_framework.practice.reply import Reply
 
 # -----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import mini_framework.practice as practice
+from mini_framework import practice
 
 PACKAGE = Path(practice.__file__).resolve().parent
 ALLOWED = {("mini_framework.numerals", "parse_number")}
@@ -76,3 +76,10 @@ def test_the_checker_catches_what_it_should(tmp_path):
 
 def test_the_rule_is_written_down():
     assert "imports from the core only `mini_framework.numerals.parse_number`" in " ".join(practice.__doc__.split())
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.stem)
+def test_no_practice_module_imports_another_ones_private_names(path):
+    private = [f"line {line}: {module}.{name}" for module, name, line in imports(path)
+               if module.startswith("mini_framework.practice") and name and name.startswith("_") and name != "__future__"]
+    assert private == [], f"{path.name} reaches into another module's private names: {private}"

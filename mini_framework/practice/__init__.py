@@ -6,10 +6,16 @@
 
 Or from a shell: `python -m mini_framework.practice --port 8765`.
 
-Modules: `server` (HTTP), `checks` (request validation with the real API's errors), `errors`
-(the error shapes), `wire` (Reply -> `chat.completion` and stream chunks), `personas` (model
-name -> brain), `reply` (the brain's answer), `planner` (the default brain), `numbers` (numbers
-in free text, numbers spelled out).
+Modules, from the socket inwards:
+
+    server      HTTP on 127.0.0.1 (stdlib `http.server`), routing, the request log (`requestlog`)
+    checks      request validation with the real API's status codes and wording (`errors`)
+    personas    model name -> the brain that answers; `pitfalls` holds the misbehaving ones
+    planner     the default brain, a pipeline of five stages, one module each:
+                situation -> ranking -> filling -> planning -> answers
+                (on top of `language` for reading text, `schemas` for reading JSON Schema,
+                `numbers` for numbers in text, `cjk` for which characters are Chinese)
+    reply       what a brain decides; `wire` turns it into `chat.completion` JSON or stream chunks
 
 The rule about the core: the practice package imports from the core only
 `mini_framework.numerals.parse_number` (tests/test_practice_imports.py enforces it). Everything
@@ -24,5 +30,5 @@ from .reply import PlannedCall, Reply
 from .server import PracticeServer, last_request, shared_server
 from .wire import estimate_tokens
 
-__all__ = ["ApiError", "Attempts", "DEFAULT_PERSONAS", "Persona", "PlannedCall", "PracticeServer", "Reply",
+__all__ = ["DEFAULT_PERSONAS", "ApiError", "Attempts", "Persona", "PlannedCall", "PracticeServer", "Reply",
            "estimate_tokens", "last_request", "shared_server"]

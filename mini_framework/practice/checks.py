@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import errors
 from .errors import ApiError

@@ -19,14 +19,15 @@ import re
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
+from .cjk import IDEOGRAPHS
 from .numbers import find_numbers
 
 MAX_TEXT = 2000                 # characters of a message that are analysed; the rest is ignored
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_CHAR = re.compile(f"[{_CJK}]")
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+_CJK_CHAR = re.compile(f"[{IDEOGRAPHS}]")
+_CJK_RUN = re.compile(f"[{IDEOGRAPHS}]+")
 _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 # -----------------------------------------------------------------------------
@@ -157,17 +158,14 @@ def stem(word: str) -> str:
     ('order', 'ship', 'city')
     """
     w = word.lower().replace("’", "'")
-    if w.endswith("'s"):
-        w = w[:-2]
+    w = w.removesuffix("'s")
     if w == "news" or len(w) <= 3:
         return w
     if w.endswith("ies") and len(w) > 4:
         return w[:-3] + "y"
     if w.endswith("ing") and len(w) > 5:
         w = w[:-3]
-    elif w.endswith("ed") and len(w) > 4:
-        w = w[:-2]
-    elif w.endswith(("ches", "shes", "sses", "xes")):
+    elif (w.endswith("ed") and len(w) > 4) or w.endswith(("ches", "shes", "sses", "xes")):
         w = w[:-2]
     elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
         w = w[:-1]
@@ -541,7 +539,7 @@ def _read(text: str) -> Reading:
                 text[n.end:e.start].isspace() or n.end == e.start or text[e.end:n.start].isspace() or e.end == n.start
                 for n in numbers):
             entities[i] = replace(e, role="from")
-    for left, right in zip(numbers, numbers[1:]):
+    for left, right in pairwise(numbers):
         operator = OPERATORS.get(text[left.end:right.start].strip(" ()（）").lower())
         if operator:
             tags |= {operator, "#calculate"}

@@ -15,12 +15,13 @@ Adding a persona is one `Persona(...)` line in `DEFAULT_PERSONAS`.
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from .reply import Reply
+from .wire import canonical_json
 
 Responder = Callable[[dict[str, Any]], Reply]
 
@@ -70,8 +71,7 @@ class Attempts:
 
 def conversation_key(request: dict[str, Any]) -> str:
     """A stable hash of the messages (what makes two requests "the same conversation")."""
-    text = json.dumps(request.get("messages"), sort_keys=True, ensure_ascii=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return hashlib.sha256(canonical_json(request.get("messages")).encode()).hexdigest()[:32]
 
 
 def _planner() -> Responder:
@@ -82,11 +82,11 @@ def _planner() -> Responder:
 
 
 def _pitfall(name: str) -> Callable[[], Responder]:
-    """A builder for one of the misbehaving personas in `pitfalls.py`, imported on first use."""
+    """A builder for one of the misbehaving personas, looked up in `pitfalls.BUILDERS` on first use."""
     def build() -> Responder:
-        from . import pitfalls
+        from .pitfalls import BUILDERS
 
-        return pitfalls.flaky() if name == "flaky" else pitfalls.safe(getattr(pitfalls, name))
+        return BUILDERS[name]()
     return build
 
 

@@ -22,19 +22,26 @@ face value; nested objects and arrays are never corrupted.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 from ..numerals import parse_number
-from .numbers import spell_number
 from . import errors
+from .answers import compose_answer
+from .filling import fill_arguments, param_kind
 from .language import VALUE_SURFACES, has_cjk, split_identifier
+from .numbers import spell_number
 from .personas import Attempts, Responder
-from .planner import (Call, Situation, Tool, _tool, analyse, call_key, compose_answer, error_of, fill_arguments,
-                      param_kind, plan, respond)
+from .planner import APOLOGY, plan, respond
+from .planning import call_key
 from .reply import PlannedCall, Reply
+from .situation import Call, OfferedTool, Situation, analyse, error_of, offered_tool
+
+log = logging.getLogger("mini_framework.practice")
 
 MAX_INVENTIONS = 3          # made-up tool names before practice-hallucinate gives up
 RETRY_AFTER = 0.02          # seconds practice-flaky asks the client to wait after its 429 and its 500
@@ -162,7 +169,7 @@ def misspell(value: Any, zh: bool, members: list) -> Any:
     return next((o for o in options if o != value and o not in members), f"{value}?")
 
 
-def _number_words(value: int | float, zh: bool) -> str:
+def _number_words(value: float, zh: bool) -> str:
     """123 -> '一百二十三' / 'one hundred twenty-three' (digits when the number is too big to spell)."""
     try:
         return spell_number(value, "zh" if zh else "en")
@@ -170,10 +177,10 @@ def _number_words(value: int | float, zh: bool) -> str:
         return json.dumps(value)
 
 
-def corrupt(tool: Tool, arguments: dict, zh: bool) -> dict:
+def corrupt(tool: OfferedTool, arguments: dict, zh: bool) -> dict:
     """The arguments with every scalar mistyped: number words, then numeric strings, [string], enum typo, '是'.
 
-    >>> t = _tool({"function": {"name": "add", "parameters": {"properties": {"a": {"type": "number"},
+    >>> t = offered_tool({"function": {"name": "add", "parameters": {"properties": {"a": {"type": "number"},
     ...     "b": {"type": "number"}, "city": {"type": "string"}}}}})
     >>> corrupt(t, {"a": 123, "b": 456, "city": "北京"}, zh=True)
     {'a': '一百二十三', 'b': '456', 'city': ['北京']}
@@ -195,7 +202,7 @@ def corrupt(tool: Tool, arguments: dict, zh: bool) -> dict:
     return out
 
 
-def restore(tool: Tool, arguments: dict, zh: bool) -> dict:
+def restore(tool: OfferedTool, arguments: dict, zh: bool) -> dict:
     """The inverse of `corrupt`: what the sloppy arguments meant (values not in sloppy form are kept)."""
     out = dict(arguments)
     for p in tool.params:
@@ -211,7 +218,7 @@ def restore(tool: Tool, arguments: dict, zh: bool) -> dict:
     return out
 
 
-def sloppy_text(tool: Tool, arguments: dict, zh: bool, broken: bool = True) -> str:
+def sloppy_text(tool: OfferedTool, arguments: dict, zh: bool, broken: bool = True) -> str:
     """The arguments text of a sloppy call: mistyped values, and (unless told about it) broken JSON."""
     text = PlannedCall.of(tool.name, corrupt(tool, arguments, zh)).arguments
     return break_json(text, breakage(tool.name, text)) if broken else text
@@ -229,7 +236,7 @@ class Attempt:
     """Whether its JSON was broken too (False: valid JSON, values still mistyped)."""
 
 
-def recognise(tool: Tool, call: Call, zh: bool) -> Attempt | None:
+def recognise(tool: OfferedTool, call: Call, zh: bool) -> Attempt | None:
     """The Attempt behind a call if sloppy made it (its text re-derives exactly), else None."""
     for parsed in unbreak(call.arguments_text):
         intended = restore(tool, parsed, zh)
@@ -240,7 +247,7 @@ def recognise(tool: Tool, call: Call, zh: bool) -> Attempt | None:
     return None
 
 
-def retry(tool: Tool, attempt: Attempt, zh: bool) -> PlannedCall:
+def retry(tool: OfferedTool, attempt: Attempt, zh: bool) -> PlannedCall:
     """The next try after a failed sloppy call: fixed if the error named a wrong field, JSON fixed if it
     only complained about JSON (all fixed when the JSON was all that was wrong), else the same call again."""
     message = flatten(attempt.call.result)
@@ -342,7 +349,7 @@ def idea(s: Situation) -> tuple[str, dict] | None:
                 return None
             schema = {"type": "object", "required": list(params), "properties": {
                 k: {"type": kind, "description": text} for k, (kind, text) in params.items()}}
-            return name, fill_arguments(_tool({"name": name, "parameters": schema}), s).variants[0]
+            return name, fill_arguments(offered_tool({"name": name, "parameters": schema}), s).variants[0]
     return None
 
 
@@ -419,12 +426,26 @@ def flaky() -> Responder:
 
 
 def safe(persona: Callable[[dict], Reply]) -> Responder:
-    """A persona that never raises: a bug becomes an apology, like the planner's (ApiError passes through)."""
+    """A persona that never raises: a bug is logged and becomes an apology, like the planner's (ApiError
+    passes through)."""
     def respond_safely(request: dict) -> Reply:
         try:
             return persona(request)
         except errors.ApiError:
             raise
         except Exception:
-            return Reply(content="抱歉，练习模型内部出错了。Sorry, the practice model hit an internal error.")
+            log.exception("practice model: persona %s failed; answering with an apology",
+                          getattr(persona, "__name__", persona))
+            return Reply(content=APOLOGY)
     return respond_safely
+
+
+# -----------------------------------------------------------------------------
+# the table personas.py builds from: persona suffix -> a builder of its responder (called once per server)
+
+BUILDERS: dict[str, Callable[[], Responder]] = {
+    "sloppy": lambda: safe(sloppy),
+    "hallucinate": lambda: safe(hallucinate),
+    "loop": lambda: safe(loop),
+    "flaky": flaky,
+}

@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 MAX_LOGGED_BODY = 1024 * 1024           # request bodies larger than this are noted, not logged
 SENSITIVE = ("authorization", "cookie", "key", "token", "secret", "auth")

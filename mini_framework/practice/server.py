@@ -28,17 +28,22 @@ import json
 import logging
 import os
 import socket
+import sys
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from . import checks, errors, wire
 from .errors import ApiError
 from .personas import Persona, Responder, registry
 from .requestlog import RequestLog, bearer, loggable_body, redact_headers
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # for type checkers only: the practice model needs the stdlib alone
 
 log = logging.getLogger("mini_framework.practice")
 
@@ -93,7 +98,7 @@ class PracticeServer:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def start(self) -> PracticeServer:
+    def start(self) -> Self:
         """Listen and serve in a daemon thread (idempotent); with `port=0` the OS picks a free port."""
         with self._lock:
             if self._httpd is None:
@@ -122,7 +127,7 @@ class PracticeServer:
             if self._thread is not None:
                 self._thread.join(timeout=5)
 
-    def __enter__(self) -> PracticeServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -241,7 +246,7 @@ class _HTTPServer(ThreadingHTTPServer):
     practice: PracticeServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        log.debug("practice model: connection error from %s", client_address, exc_info=True)
+        log.debug("practice model: connection error from %s", client_address, exc_info=sys.exc_info())
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -269,7 +274,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._serve
         raise AttributeError(name)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         log.debug("practice model: " + format, *args)
 
     def _serve(self) -> None:

@@ -6,8 +6,9 @@ always gives byte-identical output (nbval compares notebook outputs):
 - ids are derived from a hash of the canonicalised request (`stream` options excluded, so a
   streamed and a non-streamed call of the same conversation share their ids);
 - `created` is a constant; `system_fingerprint` is a constant of the real `fp_` shape;
-- usage is an *estimate*: CJK characters count one token each, other text one token per four
-  characters, plus a few tokens per message; tool definitions count towards the prompt.
+- usage is an *estimate*: CJK characters (ideographs, kana, hangul, full-width forms: `cjk.WIDE`)
+  count one token each, other text one token per four characters, plus a few tokens per
+  message; tool definitions count towards the prompt.
 
 The stream follows the real API's order, checked against recorded gpt-4o streams: a first
 chunk with `role`, `content` and `refusal: null` (carrying the first tool call's header when the
@@ -22,28 +23,38 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
+from .cjk import WIDE
 from .reply import PlannedCall, Reply
 
 CREATED = 1767225600  # 2026-01-01T00:00:00Z, fixed so notebook outputs never change
 SYSTEM_FINGERPRINT = "fp_" + hashlib.sha256(b"practice-model/1").hexdigest()[:10]
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_WIDE = re.compile(f"[{WIDE}]")     # one token each (see cjk.py for which characters and why)
 # Streaming pieces: a word, one or two CJK characters, or a short run of punctuation, each with
 # the whitespace before it. The last alternative guarantees every character lands somewhere.
-_PIECE = re.compile(r"\s*(?:[A-Za-z0-9_]{1,10}|[^\x00-\x7f\s]{1,2}|[!-/:-@\[-`{-~]{1,3}|.)|\s+", re.S)
+_PIECE = re.compile(r"\s*(?:[A-Za-z0-9_]{1,10}|[^\x00-\x7f\s]{1,2}|[!-/:-@\[-`{-~]{1,3}|.)|\s+", re.DOTALL)
 
 
 # ---------------------------------------------------------------------------------------------
 # Deterministic ids.
 
 
+def canonical_json(value: Any) -> str:
+    """One spelling per JSON value: keys sorted, compact, ASCII (the practice model's identity of a value).
+
+    >>> canonical_json({"b": 1.0, "a": [None, "x"]})
+    '{"a":[null,"x"],"b":1.0}'
+    """
+    return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)
+
+
 def canonical(request: dict[str, Any]) -> str:
-    """The request as sorted compact JSON, without the streaming switches."""
-    body = {k: v for k, v in request.items() if k not in ("stream", "stream_options")}
-    return json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)
+    """The request as canonical JSON, without the streaming switches (the seed of every id)."""
+    return canonical_json({k: v for k, v in request.items() if k not in ("stream", "stream_options")})
 
 
 def base62(seed: str, length: int) -> str:
@@ -85,7 +96,7 @@ def estimate_tokens(text: str) -> int:
     >>> estimate_tokens("北京"), estimate_tokens("hello world"), estimate_tokens("")
     (2, 3, 0)
     """
-    cjk = len(_CJK.findall(text))
+    cjk = len(_WIDE.findall(text))
     return cjk + (len(text) - cjk + 3) // 4
 
 
@@ -129,7 +140,7 @@ def truncate(text: str, tokens: int) -> str:
     """
     cjk = other = 0
     for i, ch in enumerate(text):
-        cjk, other = (cjk + 1, other) if _CJK.match(ch) else (cjk, other + 1)
+        cjk, other = (cjk + 1, other) if _WIDE.match(ch) else (cjk, other + 1)
         if cjk + (other + 3) // 4 > tokens:
             return text[:i]
     return text

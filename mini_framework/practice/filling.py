@@ -1,0 +1,458 @@
+"""Stage 3 of the planner: a tool's arguments, filled by JSON-schema type from the request.
+
+    fill_arguments(tool, s) -> Filling
+        variants       one argument dict per call: several when the request names several values
+                       of one kind ('北京和上海' -> two calls), or an earlier result listed several ids
+        missing        required parameters nothing could fill
+        from_request   parameters filled from the request itself (not from earlier results)
+
+Each parameter gets a *kind* (`param_kind`: enum, number, boolean, array, object, email, url,
+date, city, person, code, id, text, ...) from its type, format, name and description, and the
+kinds are filled most specific first from a pool of the request's entities, so '从上海飞东京'
+gives origin 上海 and destination 东京 and the leftover free text goes to a `query`. A required
+parameter the request cannot fill is looked up in earlier results (`values_from_results`:
+key `user_id`, or key `id` in the result of a tool whose name says `user`): that is all chaining is.
+
+Concessions: optional parameters need evidence in the request (an optional object is never
+filled); one fan-out dimension per tool, at most MAX_FANOUT calls; numbers are matched to
+parameters by the words around them, not by understanding the sentence.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from ..numerals import parse_number
+from .language import (
+    OPERATORS,
+    VALUE_KINDS,
+    VALUE_SURFACES,
+    Entity,
+    Reading,
+    describe,
+    salient,
+    split_identifier,
+    stem,
+    tags_of,
+)
+from .schemas import Param, json_type, params_of, resolve
+from .situation import OfferedTool, Situation, error_of, scalars
+
+MAX_FANOUT = 5          # calls of one tool in one reply ("北京、上海、广州…", one per order id)
+
+_NAME_KINDS = {
+    "email": "email", "mail": "email", "recipient": "email", "recipients": "email", "cc": "email", "bcc": "email",
+    "url": "url", "link": "url", "uri": "url", "website": "url",
+    "date": "date", "day": "date", "when": "date", "deadline": "date", "time": "date", "datetime": "date",
+    "currency": "currency", "language": "language", "lang": "language", "locale": "language",
+    "unit": "unit", "status": "status", "state": "status",
+    "city": "city", "location": "city", "place": "city", "origin": "city", "destination": "city",
+    "departure": "city", "arrival": "city", "town": "city", "region": "city",
+    "name": "person", "user": "person", "username": "person", "person": "person", "customer": "person",
+    "who": "person", "author": "person", "contact": "person", "assignee": "person", "owner": "person",
+    "symbol": "code", "ticker": "code", "code": "code", "sku": "code", "isbn": "code", "id": "id", "uuid": "id",
+    "to": "place", "from": "place", "source": "place", "target": "place",
+}
+_FREE_TEXT = set("""query q text expression expr formula content message msg prompt question keyword keywords body
+subject title input sql search topic description note notes comment sentence statement instruction task term phrase
+summary words""".split())
+_NOT_PEOPLE = set("file city product item tool model project company repo branch table database event task".split())
+_DESCRIPTION_KINDS = [            # when the name says nothing ('a', 'q', 'arg1'), the description may
+    ("email", ("email address", "e-mail", "邮箱", "收件人", "邮件地址")), ("url", ("url", "网址", "链接")),
+    ("date", ("date", "日期", "yyyy")), ("currency", ("currency", "货币", "币种")), ("language", ("language", "语言")),
+    ("city", ("city", "城市", "地点", "location")), ("person", ("姓名", "名字", "用户名", "人名", "person")),
+    ("code", ("ticker", "symbol", "代码")), ("id", (" id", "编号", "单号")),
+    ("text", ("内容", "文本", "关键词", "问题", "表达式", "正文", "主题", "标题", "消息", "query", "text", "keyword",
+              "expression", "message")),
+]
+_POOL_KINDS = {"email": ("email",), "url": ("url",), "date": ("date",), "currency": ("currency",),
+               "language": ("language",), "unit": ("unit",), "status": ("status",), "city": ("city",),
+               "person": ("person",), "code": ("code",), "id": ("code", "number"),
+               "place": ("email", "city", "currency", "language")}
+_ORDER = ["enum", "email", "url", "date", "currency", "language", "unit", "status", "place", "city", "person",
+          "code", "id", "number", "boolean", "array", "object", "string", "text"]
+_FROM_WORDS = {"from", "origin", "source", "src", "departure", "depart", "start", "base", "出发", "起点", "始发", "源"}
+_TO_WORDS = {"to", "destination", "dest", "target", "arrival", "arrive", "end", "目的", "目标", "终点", "到达"}
+_NEGATION = re.compile(r"(?i)不要|不用|不需要|无需|别|don't|do not|without|no need")
+_SAYING = re.compile(r"(?i)(?:说(?!明(?!天|早|晚))|告诉(?:他|她|他们)|内容是|内容为|正文是|(?<!\d)[:：]|\bsaying\b|"
+                     r"\bthat says\b|\bto say\b)\s*(\S.*)$")    # what comes after it is the message
+_MISSING = object()
+
+
+def param_kind(p: Param) -> str:
+    """What a parameter wants: 'enum', 'number', 'boolean', 'array', 'object', 'city', 'email', 'text', ...
+
+    >>> param_kind(Param("user_name", {"type": "string"}, True, ""))
+    'person'
+    """
+    kind = json_type(p.schema)
+    if isinstance(p.schema.get("enum"), list) and p.schema["enum"]:
+        return "enum"
+    if kind in ("integer", "number", "boolean", "array", "object"):
+        return "number" if kind == "integer" else kind
+    fmt = str(p.schema.get("format", ""))
+    if fmt in ("email", "uri", "url", "date", "date-time"):
+        return {"uri": "url", "date-time": "date"}.get(fmt, fmt)
+    words = [stem(w) if w not in _NAME_KINDS else w for w in split_identifier(p.name)]
+    for i in range(len(words) - 1, -1, -1):
+        w = words[i]
+        if w in _FREE_TEXT:
+            return "text"
+        found = _NAME_KINDS.get(w)
+        if found == "person" and w == "name" and i:
+            earlier = [_NAME_KINDS.get(x, "") for x in words[:i]]
+            if "city" in earlier:
+                return "city"
+            if _NOT_PEOPLE & set(words[:i]):
+                return "string"
+        if found and found != "place":
+            return found
+    desc = f" {p.description.lower()}"
+    for kind_name, phrases in _DESCRIPTION_KINDS:
+        if any(ph in desc for ph in phrases):
+            return kind_name
+    return "place" if any(_NAME_KINDS.get(w) == "place" for w in words) else "string"
+
+
+def _role(p: Param) -> str:
+    """'from' / 'to' when the parameter's name or description says which end it is."""
+    words = set(split_identifier(p.name)) | {w for w in _FROM_WORDS | _TO_WORDS if not w.isascii()
+                                             and w in p.description}
+    return "from" if words & _FROM_WORDS else "to" if words & _TO_WORDS else ""
+
+
+def _param_features(p: Param) -> frozenset[str]:
+    """Features of a parameter's name and description."""
+    return describe(" ".join(split_identifier(p.name))) | describe(p.description)
+
+
+class _Pool:
+    """The entities of the request that the call being built has not used yet."""
+
+    def __init__(self, entities: tuple[Entity, ...]) -> None:
+        self.free = list(entities)
+        self.used: list[Entity] = []
+
+    def take(self, kinds: tuple[str, ...] | None, role: str = "", accept: Any = None) -> Entity | None:
+        """The best free entity of these kinds (None: any kind): the one whose role matches, else the first other."""
+        options = [e for e in self.free if (kinds is None or e.kind in kinds) and (accept is None or accept(e))]
+        if not options:
+            return None
+        same = [e for e in options if role and e.role == role]
+        other = [e for e in options if not role or e.role != ("to" if role == "from" else "from")]
+        pick = (same or other or options)[0]
+        self.free.remove(pick)
+        self.used.append(pick)
+        return pick
+
+
+def _affinity(e: Entity, p: Param, reading: Reading) -> bool:
+    """Whether the words right around a number point at this parameter ('3天' -> days, 'order 1001' -> order_id)."""
+    text = reading.text
+    near = describe(text[max(0, e.start - 6):e.start] + " " + text[e.end:e.end + 6])
+    unit = text[e.end:e.end + 1]
+    words = {f for f in _param_features(p) if f[:1] not in "#="}
+    return bool({f for f in near if f[:1] not in "#="} & words) or (
+        bool(unit.strip()) and not unit.isascii() and unit not in "个，。、？！" and unit in p.description)
+
+
+def _numeric_ok(e: Entity, p: Param, reading: Reading) -> bool:
+    """Numbers go to numeric params; ids only take digits with a cue ('订单1001') or 4+ digits."""
+    if param_kind(p) != "id" and split_identifier(p.name)[-1:] != ("id",):
+        return True
+    digits = e.text.lstrip("-").replace(",", "")
+    return digits.isdigit() and (len(digits) >= 4 or _affinity(e, p, reading))
+
+
+def _convert(value: Any, p: Param) -> Any:
+    """A value shaped for the parameter's type: '1001' -> 1001 for an integer, 1001 -> '1001' for a string."""
+    kind = json_type(p.schema)
+    if kind in ("integer", "number") and isinstance(value, str):
+        number = parse_number(value)
+        value = number if number is not None else value
+    if kind == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _spellings(e: Entity) -> set[str]:
+    """Every way an entity may be written, lowercased: USD -> {'usd', 'dollar', '美元', ...}."""
+    return {str(e.value).lower(), e.text.lower(), *(x.lower() for x in VALUE_SURFACES.get(str(e.value), ()))}
+
+
+def _enum_rank(value: Any, reading: Reading, shared: frozenset[str] = frozenset()) -> int:
+    """How clearly the request names an enum member: 3 literally, 2 by a value synonym, 1 by topic, 0 not.
+
+    `shared` are the tags every member has ('#weather' for celsius and fahrenheit): they tell nothing.
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return 3 if any(e.value == value for e in reading.of_kind("number")) else 0
+    low, text = str(value).lower(), reading.text.lower()
+    if len(low) > 1 and low.isascii() and re.search(rf"(?<![a-z0-9]){re.escape(low)}(?![a-z0-9])", text):
+        return 3
+    if len(low) > 1 and not low.isascii() and low in text:
+        return 3
+    tags = (tags_of(str(value)) - shared) & reading.tags
+    return 2 if any(t[0] == "=" for t in tags) else 1 if tags else 0
+
+
+def _enum_value(p: Param, pool: _Pool, reading: Reading) -> Any:
+    """The enum member the request points at (an entity, a literal mention, a synonym); if required, the first."""
+    options = p.schema["enum"]
+    lowered = {str(v).lower(): v for v in options}
+    hit = pool.take(None, _role(p), lambda e: bool(_spellings(e) & lowered.keys()))
+    if hit:
+        return next(lowered[n] for n in sorted(_spellings(hit)) if n in lowered)
+    shared = frozenset.intersection(*(tags_of(str(v)) for v in options))
+    ranks = [_enum_rank(v, reading, shared) for v in options]
+    if max(ranks) > 0:
+        return options[ranks.index(max(ranks))]
+    if not p.required or p.schema.get("nullable"):
+        return _MISSING                                    # no evidence: leave it out (or null in strict mode)
+    return p.schema.get("default", options[0])
+
+
+def _described_values(p: Param) -> list[str]:
+    """Candidate values listed in a description: '状态：pending（未发货）、shipped' -> ['pending', '未发货', ...]."""
+    return [w for w in re.split(r"[\s/、,，;；:：()（）|“”\"'`\[\]。.]+|或者|或|\bor\b", p.description) if w]
+
+
+def _value_kind(p: Param, kind: str, pool: _Pool) -> Any:
+    """A currency, unit, status or language: as the description lists it ('未发货'), else its code ('pending')."""
+    hit = pool.take((kind,), _role(p))
+    if hit is None:
+        return _MISSING
+    return next((c for c in _described_values(p) if f"={hit.value}" in tags_of(c)), hit.value)
+
+
+def _arithmetic(reading: Reading) -> str:
+    """The arithmetic in a request as an expression: '35减8' -> '35 - 8', '(1+2)*3' stays."""
+    span = re.search(r"[\d(（][\d\s.+\-*/×÷()（）^%]*[\d)）]", reading.text)
+    if span and re.search(r"\d\s*[+\-*/×÷^%]\s*[\d(（]", span.group()):
+        return span.group().translate(str.maketrans("×÷（）", "*/()")).strip()
+    symbols = {"#add": "+", "#subtract": "-", "#multiply": "*", "#divide": "/"}
+    numbers, parts = reading.of_kind("number"), []
+    for left, right in pairwise(numbers):
+        op = OPERATORS.get(reading.text[left.end:right.start].strip().lower())
+        if not op:
+            break
+        parts += [str(left.value), symbols[op]]
+    return " ".join(parts + [str(numbers[len(parts) // 2].value)]) if parts else ""
+
+
+def _text_value(p: Param, pool: _Pool, reading: Reading, evidence_only: bool) -> Any:
+    """Free text: a quoted string (the one whose cue word names the param first), else the salient request."""
+    quoted = [e for e in pool.free if e.kind == "quoted"]
+    words = {f for f in _param_features(p) if f[:1] != "="}
+    for e in quoted:
+        if words & describe(reading.text[max(0, e.start - 10):e.start]):
+            pool.free.remove(e)
+            pool.used.append(e)
+            return e.value
+    if quoted:
+        return pool.take(("quoted",)).value
+    if evidence_only:
+        return _MISSING
+    if {"expression", "expr", "formula"} & set(split_identifier(p.name)) or "表达式" in p.description:
+        expression = _arithmetic(reading)
+        if expression:
+            return expression
+    chars = list(reading.text)
+    for e in pool.used + [e for e in pool.free if e.kind in ("email", "url")]:
+        if e.kind in ("email", "url", "person", "city", "code", "date"):
+            chars[e.start:e.end] = " " * (e.end - e.start)
+    text = "".join(chars)
+    said = _SAYING.search(text)                           # '…，说明天开会' / '… saying we moved'
+    return re.sub(r"\s+", " ", salient(said.group(1) if said else text)).strip() or _MISSING
+
+
+def _bool_value(p: Param, tool: OfferedTool, reading: Reading) -> Any:
+    """True when the request mentions what the flag is about (and is not negated); else missing."""
+    own = {f for f in _param_features(p) if f[:1] != "="} - tool.name_features - describe(tool.description)
+    own -= {"include", "use", "enable", "show", "flag", "whether", "是否", "包含"}
+    if own & reading.features:
+        return not _NEGATION.search(reading.text)
+    return _MISSING
+
+
+def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading, root: Any, depth: int = 0) -> Any:
+    """One parameter's value from the request, or _MISSING. Optional params need evidence."""
+    optional = not p.required
+    if kind == "enum":
+        return _enum_value(p, pool, reading)
+    if kind == "boolean":
+        return _bool_value(p, tool, reading)
+    if kind == "number":
+        numbers = [e for e in pool.free if e.kind == "number" and _numeric_ok(e, p, reading)]
+        near = [e for e in numbers if _affinity(e, p, reading)]
+        pick = (near or ([] if optional else numbers))[:1]
+        if pick:
+            pool.free.remove(pick[0])
+            pool.used.append(pick[0])
+            return _convert(pick[0].value, p)
+        return _MISSING
+    if kind == "array":
+        return _array_value(p, pool, tool, reading, root, depth)
+    if kind == "object":
+        return _MISSING if optional else _object_value(p.schema, pool, tool, reading, root, depth)
+    if kind in ("currency", "language", "unit", "status"):
+        return _value_kind(p, kind, pool)
+    if kind == "text":
+        return _text_value(p, pool, reading, optional)
+    if kind in _POOL_KINDS:
+        accept = (lambda e: e.kind != "number" or _numeric_ok(e, p, reading)) if kind == "id" else None
+        hit = pool.take(_POOL_KINDS[kind], _role(p), accept)
+        return _convert(hit.text if hit.kind == "number" else hit.value, p) if hit else _MISSING
+    # a string the name says nothing about: a value its description lists, else a quoted string or a code
+    for candidate in _described_values(p):
+        if describe(candidate) and candidate not in split_identifier(p.name) and _enum_rank(candidate, reading) == 3:
+            return candidate
+    hit = pool.take(("quoted", "code"))
+    return hit.value if hit else _MISSING
+
+
+def _array_value(p: Param, pool: _Pool, tool: OfferedTool, reading: Reading, root: Any, depth: int) -> Any:
+    """Lists: every enum member, number or entity of the item kind; one object for object items."""
+    items = resolve(p.schema.get("items"), root)
+    item = Param(p.name, items, True, f"{p.description} {items.get('description', '')}")
+    kind = param_kind(item)
+    if kind == "enum":
+        found = [v for v in items["enum"] if _enum_rank(v, reading) >= 2
+                 or any(str(v).lower() in _spellings(e) for e in pool.free)]
+        return found or _MISSING
+    if kind == "object":
+        value = _object_value(items, pool, tool, reading, root, depth)
+        return _MISSING if value is _MISSING else [value]
+    values = []
+    while len(values) < 50:                                # take entities of the item kind until none is left
+        before = len(pool.used)
+        value = _fill(item, kind, pool, tool, reading, root, depth) if kind != "text" else _text_value(
+            item, pool, reading, True)
+        if value is _MISSING or len(pool.used) == before:
+            break
+        values.append(value)
+    if not values and kind == "text" and p.required:
+        values = [_text_value(item, pool, reading, False)]
+    return [v for v in values if v is not _MISSING] or _MISSING
+
+
+def _object_value(schema: dict, pool: _Pool, tool: OfferedTool, reading: Reading, root: Any, depth: int) -> Any:
+    """A nested object filled property by property; missing when a required property cannot be filled."""
+    if depth > 4 or not isinstance(schema.get("properties"), dict):
+        return _MISSING
+    params = params_of(schema, root)
+    out: dict = {}
+    for p in sorted(params, key=lambda q: (not q.required, _ORDER.index(param_kind(q)))):
+        value = _fill(p, param_kind(p), pool, tool, reading, root, depth + 1)
+        if value is not _MISSING:
+            out[p.name] = value
+        elif p.required and p.schema.get("nullable"):
+            out[p.name] = None
+        elif p.required:
+            return _MISSING
+    return {p.name: out[p.name] for p in params if p.name in out} or _MISSING
+
+
+def _norm(key: str) -> str:
+    """Keys compared loosely: 'userId', 'user_id', 'User-ID' -> 'userid'."""
+    return re.sub(r"[^a-z0-9]", "", key.lower())
+
+
+def values_from_results(p: Param, s: Situation, consumer: str = "") -> list[Any]:
+    """Values for a required param found in earlier results: key `p`, or `id` for `X_id` in an X tool's result.
+
+    The most recent result that has any wins (the consumer's own results do not count); a list of
+    objects gives one value per object, narrowed to the objects that match the request's values
+    ('还没发货' keeps the pending orders).
+    """
+    key = _norm(p.name)
+    words = split_identifier(p.name)
+    owner = stem(words[-2]) if len(words) > 1 and words[-1] == "id" else ""
+    for call in reversed(s.calls):
+        if error_of(call) is not None or call.result is None or call.name == consumer:
+            continue
+        inside = scalars(call.result)
+        hits = [h for h in inside if h[0] and _norm(h[0][-1]) in (key, key + "s")]
+        if not hits and owner:                  # user_id <- "id" in get_user's result or under a "user" key
+            by_tool = owner in {stem(w) for w in split_identifier(call.name)}
+            hits = [h for h in inside if h[0] and _norm(h[0][-1]) == "id"
+                    and (by_tool or any(owner in _norm(k) for k in h[0][:-1]))]
+        shallowest = min((len(h[0]) for h in hits), default=0)
+        found = [(v, parent) for path, v, parent in hits if len(path) == shallowest]
+        if not found and isinstance(call.result, str):
+            m = re.search(rf"(?i)\b{re.escape(p.name)}\b\W{{0,3}}([A-Za-z0-9_-]+)", call.result)
+            found = [(m.group(1), None)] if m else []
+        if found:
+            wanted = {t for t in s.request.tags if t in VALUE_KINDS}
+            close = [(v, parent) for v, parent in found if wanted and isinstance(parent, dict) and any(
+                tags_of(str(x)) & wanted for x in parent.values() if isinstance(x, str))]
+            values: list[Any] = []
+            for v, _ in (close or found):
+                if v is not None and _convert(v, p) not in values:
+                    values.append(_convert(v, p))
+            return values[:MAX_FANOUT]
+    return []
+
+
+@dataclass(frozen=True)
+class Filling:
+    """The arguments a tool would be called with."""
+
+    variants: tuple[dict, ...]
+    """One argument dict per call (several when the request names several cities, ids, ...)."""
+    missing: tuple[str, ...]
+    """Required parameters that could not be filled."""
+    from_request: tuple[str, ...]
+    """Parameters filled from the request itself (not from earlier results)."""
+
+
+def fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
+    """Fill a tool's arguments from the request, then from earlier results; fan out over extra entities.
+
+    >>> from mini_framework.practice.situation import analyse, offered_tool
+    >>> t = offered_tool({"function": {"name": "get_weather", "parameters": {"type": "object",
+    ...     "properties": {"city": {"type": "string"}}, "required": ["city"]}}})
+    >>> fill_arguments(t, analyse({"messages": [{"role": "user", "content": "北京和上海天气"}]})).variants
+    ({'city': '北京'}, {'city': '上海'})
+    """
+    pool = _Pool(s.request.entities)
+    args: dict[str, Any] = {}
+    used: dict[str, Entity] = {}
+    missing, from_results = [], {}
+    kinds = {p.name: param_kind(p) for p in tool.params}
+    for p in sorted(tool.params, key=lambda q: (not q.required, _ORDER.index(kinds[q.name]))):
+        before = len(pool.used)
+        value = _fill(p, kinds[p.name], pool, tool, s.request, tool.root)
+        if value is not _MISSING:
+            args[p.name] = value
+            if len(pool.used) == before + 1:
+                used[p.name] = pool.used[-1]
+        elif p.required:
+            found = values_from_results(p, s, tool.name)
+            if found:
+                args[p.name], from_results[p.name] = found[0], found
+            elif p.schema.get("nullable"):
+                args[p.name] = None                          # strict mode: 'required' but may be null
+            else:
+                missing.append(p.name)
+    ordered = {p.name: args[p.name] for p in tool.params if p.name in args}
+    variants = [ordered]
+    for name, entity in used.items():                       # one call per extra entity of the same kind
+        same_kind = [n for n, e in used.items() if e.kind == entity.kind]
+        p = next(q for q in tool.params if q.name == name)
+        extra = [e for e in pool.free if e.kind == entity.kind and (e.kind != "number" or _numeric_ok(e, p, s.request))]
+        if len(same_kind) == 1 and extra and kinds[name] not in ("array", "text"):
+            variants += [{**ordered, name: _convert(e.text if e.kind == "number" and kinds[name] == "id" else e.value,
+                                                    p)} for e in extra]
+            break
+    else:
+        for name, values in from_results.items():           # one call per id found in a list result
+            if len(values) > 1:
+                variants = [{**ordered, name: v} for v in values]
+                break
+    return Filling(tuple(variants[:MAX_FANOUT]), tuple(missing),
+                   tuple(n for n in ordered if n not in from_results))

@@ -1,0 +1,151 @@
+"""Stage 4 of the planner: which calls to make now.
+
+    next_calls(s)        under tool_choice 'auto': the relevant tools' calls, or the calls that
+                         produce their missing inputs first; [] means it is time to answer
+    forced_calls(s, n)   under a named or 'required' tool_choice: that tool, arguments invented
+                         where the request has none (as real models do rather than break the schema)
+
+Three rules keep every run finite and sensible: a call (same name, same arguments) is never
+repeated after the latest user message; after MAX_ROUNDS rounds the planner answers whatever
+it has; a tool is left out when a clearly better one (OUTRANKED) uses the same values ('打八折'
+goes to the discount tool, not also to multiply).
+
+Concessions: a chain is planned through at most three producers; a follow-up ('那上海呢？')
+reuses the previous turn's tool only when the new message names a value of the same kind.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .filling import fill_arguments
+from .language import describe, salient, split_identifier
+from .ranking import rank_tools, relevant_tools
+from .schemas import Param, json_type
+from .situation import OfferedTool, Situation
+from .wire import canonical_json
+
+MAX_ROUNDS = 8          # tool-call rounds after one user message before the planner insists on answering
+MAX_CALLS = 8           # calls in one reply, all tools together
+OUTRANKED = 0.75        # below this share of another tool's score, a tool using the same values is left out
+
+
+def call_key(name: str, arguments: Any) -> str:
+    """Identity of a call: same name and same arguments.
+
+    >>> call_key('f', {'b': 1, 'a': 2})
+    'f {"a":2,"b":1}'
+    """
+    return f"{name} {canonical_json(arguments)}"
+
+
+def producers(p: Param, consumer: OfferedTool, s: Situation) -> list[OfferedTool]:
+    """Tools that could produce a missing input: `user_id` -> the tools whose name or text says 'user'."""
+    words = [w for w in split_identifier(p.name) if w not in ("id", "ids", "name", "key", "no")]
+    words = words or list(split_identifier(p.name))
+    target = describe(" ".join(words))
+    scored = []
+    for t in s.tools:
+        if t.name == consumer.name or any(q.name == p.name and q.required for q in t.params):
+            continue
+        points = 2 * len(target & t.name_features) + len(target & t.features) + (3 if p.name in t.description else 0)
+        if points:
+            scored.append((points, t))
+    best = max((sc for sc, _ in scored), default=0)
+    return [t for sc, t in scored if sc == best]
+
+
+def _plan_tool(tool: OfferedTool, s: Situation, done: set[str], visiting: frozenset[str]) -> list[tuple[str, dict]]:
+    """Calls for a tool, or for the tools that would produce its missing inputs."""
+    if tool.name in visiting or len(visiting) > 3:
+        return []
+    filling = fill_arguments(tool, s)
+    if not filling.missing:
+        return [(tool.name, a) for a in filling.variants if call_key(tool.name, a) not in done]
+    out: list[tuple[str, dict]] = []
+    for name in filling.missing:
+        p = next(q for q in tool.params if q.name == name)
+        for producer in producers(p, tool, s):
+            out += _plan_tool(producer, s, done, visiting | {tool.name})
+    return out
+
+
+def _follow_up(s: Situation, done: set[str]) -> list[tuple[str, dict]]:
+    """'那上海呢？' / 'And London?': a tool of the previous turn that takes the new entity, with it swapped in."""
+    for last in reversed(s.previous if s.request.entities else ()):
+        tool = next((t for t in s.tools if t.name == last.name), None)
+        filling = fill_arguments(tool, s) if tool else None
+        if tool is None or not filling or not filling.from_request:
+            continue
+        changed = [{**last.arguments, **{k: v for k, v in a.items() if k in filling.from_request}}
+                   for a in filling.variants]
+        return [(tool.name, a) for a in changed if call_key(tool.name, a) not in done and a != last.arguments]
+    return []
+
+
+def next_calls(s: Situation) -> list[tuple[str, dict]]:
+    """The calls to make now under tool_choice 'auto'; [] means it is time to answer.
+
+    >>> from mini_framework.practice.situation import analyse
+    >>> s = analyse({"messages": [{"role": "user", "content": "北京天气"}], "tools": [{"type": "function",
+    ...     "function": {"name": "get_weather", "description": "查询天气", "parameters": {"type": "object",
+    ...     "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]})
+    >>> next_calls(s)
+    [('get_weather', {'city': '北京'})]
+    """
+    if s.rounds >= MAX_ROUNDS:
+        return []
+    done = {call_key(c.name, c.arguments) for c in s.calls}
+    relevant = relevant_tools(s)
+    planned = [c for t in relevant for c in _plan_tool(t, s, done, frozenset())] if relevant else _follow_up(s, done)
+    scores = {t.name: sc for sc, t in rank_tools(s)}
+
+    def outranks(other: str, name: str) -> bool:            # clearly the better fit, not just first
+        return scores.get(name, 0) < OUTRANKED * scores.get(other, 0)
+
+    unique: dict[str, tuple[str, dict]] = {}
+    covered: dict[str, str] = {}                            # argument value -> the (better) tool that uses it
+    for call in s.calls:                                    # what was already done counts too
+        for v in call.arguments.values():
+            if not isinstance(v, (dict, list)):
+                covered.setdefault(canonical_json(v), call.name)
+    for name, args in planned:                              # best-scoring tools first
+        values = {canonical_json(v) for v in args.values() if not isinstance(v, (dict, list))}
+        if values and all(v in covered and covered[v] != name and outranks(covered[v], name) for v in values):
+            continue                    # a clearly better tool does this with the same values (discount vs multiply)
+        for v in values:
+            covered.setdefault(v, name)
+        unique.setdefault(call_key(name, args), (name, args))
+    return list(unique.values())[:MAX_CALLS]
+
+
+def invented(p: Param, s: Situation) -> Any:
+    """What a model forced to call a tool puts in a required argument it has no value for.
+
+    Real models make something up rather than break the schema; so does this one, visibly: the
+    salient words of the request for a string, 0 for a number, the first member of an enum.
+
+    >>> from mini_framework.practice.situation import analyse
+    >>> s = analyse({"messages": [{"role": "user", "content": "Tell me a joke"}]})
+    >>> invented(Param("city", {"type": "string"}, True, ""), s)
+    'a joke'
+    """
+    kind = json_type(p.schema)
+    if isinstance(p.schema.get("enum"), list) and p.schema["enum"]:
+        return p.schema["enum"][0]
+    return {"integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}.get(
+        kind, salient(s.request.text) or p.name)
+
+
+def forced_calls(s: Situation, name: str) -> list[tuple[str, dict]]:
+    """Calls of exactly this tool, arguments filled as well as possible (invented where the request has
+    nothing); repeated if already done."""
+    tool = next((t for t in s.tools if t.name == name), None)
+    if tool is None:
+        return [(name, {})]
+    done = {call_key(c.name, c.arguments) for c in s.calls}
+    filling = fill_arguments(tool, s)
+    made_up = {p.name: invented(p, s) for p in tool.params if p.name in filling.missing}
+    variants = [{p.name: {**a, **made_up}[p.name] for p in tool.params if p.name in {**a, **made_up}}
+                for a in filling.variants]
+    fresh = [a for a in variants if call_key(name, a) not in done]
+    return [(name, a) for a in (fresh or variants[:1])]
