@@ -20,6 +20,37 @@ from typing import Any, Iterable
 MAX_TEXT = 2_000  # characters of one message shown before eliding the rest
 
 
+def quote(value: Any, limit: int = 60) -> str:
+    """`value` as JSON on one line, cut to about `limit` characters; never raises, whatever the value.
+
+    >>> quote("北京"), quote("x" * 100, 5), quote([1, 2, 3, 4], 8)
+    ('"北京"', '"xxxxx…" (100 characters)', '[1, 2, 3…')
+    """
+    if isinstance(value, str) and len(value) > limit:  # cut first: a 1 MB string is never encoded whole
+        return json.dumps(value[:limit], ensure_ascii=False)[:-1] + f'…" ({len(value)} characters)'
+    if hasattr(value, "model_dump"):
+        try:
+            value = value.model_dump(warnings=False)
+        except Exception:
+            value = repr(value)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, TypeError, RecursionError):
+        text = "(nested too deeply to show)"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def brief(value: Any, limit: int = 80) -> str:
+    """`value` on one line for people: a string as it is (whitespace collapsed), anything else as JSON.
+
+    >>> brief('{"city":  "北京"}'), brief({"a": 1}), brief("x" * 100, 10)
+    ('{"city": "北京"}', '{"a": 1}', 'xxxxxxxxx…')
+    """
+    text = value if isinstance(value, str) else quote(value, limit=limit * 4)
+    text = " ".join(text[: limit * 4].split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def as_dict(message: Any) -> dict[str, Any]:
     """A message as a plain dict, whether it is a dict or an SDK model.
 
@@ -141,7 +172,8 @@ class Transcript:
         cells = []
         for row in self.rows:
             colour = _COLOURS.get(row.role, "#111827")
-            who = f'<td style="color:{colour};font-weight:600;padding:2px 8px;vertical-align:top">{html.escape(row.role)}</td>'
+            style = f"color:{colour};font-weight:600;padding:2px 8px;vertical-align:top"
+            who = f'<td style="{style}">{html.escape(row.role)}</td>'
             if row.call is not None:
                 result = (f"← {html.escape(row.result)}" if row.result is not None
                           else f'<span style="color:#b91c1c">⚠ {html.escape(row.note or "")}</span>')

@@ -1,0 +1,242 @@
+"""Reading a model's reply: the assistant message to keep, the tool calls to run, the tokens it cost.
+
+    reply = read_reply(response, taken_ids=set())
+    reply.message      {"role": "assistant", "content": ..., "tool_calls": [...]}: safe to send back
+    reply.calls        [ToolCall(id, name, arguments), ...]: the same calls, to run
+    reply.repairs      what had to be fixed, e.g. "tool_calls[1] had no id: gave it 'call_2_1'"
+
+A provider's reply is input like any other, and some are malformed: a `tool_calls` entry that is
+null or a string, `function` given as a string, arguments sent as an object instead of a JSON
+string, a missing, empty or repeated call id, no `choices` at all, `usage` that is not a number.
+The rule here: whatever can be repaired without guessing is repaired *before* anything runs, so
+the stored message and the tool messages answering it always pair up (a follow-up request with a
+null or repeated id is a 400 from the API, after the tools have already run). What cannot be
+repaired raises `ProviderError`, whose message quotes what the provider sent.
+
+Concessions: one choice per reply (`n=1`); text content given as a list of parts is kept as a
+list; provider extras other than DeepSeek's `reasoning_content` are dropped from the stored message.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .display import quote
+
+__all__ = ["ModelReply", "ProviderError", "ToolCall", "read_reply"]
+
+MAX_QUOTED = 300  # characters of the provider's reply quoted in an error message
+
+
+class ProviderError(RuntimeError):
+    """The provider's reply cannot be used as it is; the message says what it sent.
+
+    >>> str(ProviderError("the reply has no choices", {"choices": []}))
+    'the reply has no choices; the provider sent {"choices": []}'
+    """
+
+    def __init__(self, problem: str, sent: Any = None) -> None:
+        super().__init__(f"{problem}; the provider sent {quote(sent, MAX_QUOTED)}")
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call a model asked for."""
+
+    id: str  # the tool_call_id the answer must carry
+    name: str  # the function name the model chose (maybe one that does not exist)
+    arguments: Any  # JSON text as read by `read_reply`; given by hand it may be a dict
+
+    @classmethod
+    def of(cls, call: Any) -> ToolCall:
+        """From an SDK object or a dict in the Chat Completions shape (`id` kept as sent, "" if none).
+
+        >>> ToolCall.of({"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}})
+        ToolCall(id='call_1', name='f', arguments='{}')
+        """
+        if isinstance(call, ToolCall):
+            return call
+        entry = _as_dict(call, "a tool call")
+        name, arguments, _ = _function_of(entry, "the tool call")
+        raw_id = entry.get("id")
+        return cls(raw_id if isinstance(raw_id, str) else "", name, arguments)
+
+    def to_message_part(self) -> dict[str, Any]:
+        """This call as an entry of an assistant message's `tool_calls`."""
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass
+class ModelReply:
+    """A reply, read and repaired: what to store, what to run, what it cost."""
+
+    message: dict[str, Any]  # the assistant message to append to the conversation
+    calls: list[ToolCall]  # its tool calls: unique non-empty ids, arguments as JSON text
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    repairs: list[str] = field(default_factory=list)  # what was wrong with the reply and how it was fixed
+
+
+def read_reply(response: Any, taken_ids: set[str] | frozenset[str] = frozenset(), round_number: int = 0) -> ModelReply:
+    """The first choice of a Chat Completions response (an SDK object or a dict), repaired.
+
+    `taken_ids` are the call ids already in the conversation; a new call never reuses one.
+
+    >>> reply = read_reply({"choices": [{"message": {"role": "assistant", "tool_calls": [
+    ...     {"id": "", "function": {"name": "f", "arguments": {"x": 1}}}]}}]}, round_number=2)
+    >>> reply.calls
+    [ToolCall(id='call_2_0', name='f', arguments='{"x": 1}')]
+    >>> reply.repairs
+    ['tool_calls[0]: arguments sent as an object: sent as JSON text', "tool_calls[0] had no id: gave it 'call_2_0'"]
+    """
+    repairs: list[str] = []
+    choices = _field(response, "choices")
+    if not isinstance(choices, (list, tuple)) or not choices:
+        raise ProviderError("the reply has no choices", response)
+    choice = _field(choices[0], "message") if choices[0] is not None else None
+    if choice is None:
+        raise ProviderError("the reply's first choice has no message", choices[0])
+    message = _as_dict(choice, "a message")
+    calls = _read_calls(message.get("tool_calls"), set(taken_ids), round_number, repairs)
+    content = message.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        repairs.append(f"content was {type(content).__name__}: turned into text")
+        content = quote(content, limit=100_000)
+    stored: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        stored["tool_calls"] = [c.to_message_part() for c in calls]
+    if isinstance(message.get("reasoning_content"), str) and message["reasoning_content"]:
+        stored["reasoning_content"] = message["reasoning_content"]  # DeepSeek wants it back during a tool loop
+    usage = _field(response, "usage")
+    prompt = _count(_field(usage, "prompt_tokens"), "prompt_tokens", repairs)
+    completion = _count(_field(usage, "completion_tokens"), "completion_tokens", repairs)
+    finish = _field(choices[0], "finish_reason")
+    return ModelReply(stored, calls, prompt, completion, finish if isinstance(finish, str) else None, repairs)
+
+
+# ----------------------------------------------------------------------------- the parts
+
+
+def _field(obj: Any, name: str) -> Any:
+    """`obj.name` or `obj[name]`, None when absent (SDK objects and dicts alike)."""
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _as_dict(obj: Any, what: str) -> dict[str, Any]:
+    """An SDK object or a dict as a dict; a JSON string holding an object is accepted too."""
+    if isinstance(obj, dict):
+        return obj
+    if isinstance(obj, str):
+        try:
+            parsed = json.loads(obj)
+        except (ValueError, RecursionError):
+            parsed = None
+        if isinstance(parsed, dict):
+            return parsed
+    elif hasattr(obj, "model_dump"):
+        try:
+            dumped = obj.model_dump(warnings=False)
+        except Exception:
+            dumped = None
+        if isinstance(dumped, dict):
+            return dumped
+    kind = type(obj).__name__
+    article = "an" if kind[:1] in "aeiou" else "a"
+    raise ProviderError(f"{what} is not an object (it is {article} {kind})", obj)
+
+
+def _read_calls(raw: Any, taken: set[str], round_number: int, repairs: list[str]) -> list[ToolCall]:
+    """The `tool_calls` of a message as ToolCalls with unique, non-empty ids."""
+    if raw is None:
+        return []
+    if isinstance(raw, dict) or hasattr(raw, "model_dump"):
+        raw = [raw]
+        repairs.append("tool_calls was a single object: read as a list of one")
+    if not isinstance(raw, (list, tuple)):
+        raise ProviderError(f"tool_calls is not a list (it is {type(raw).__name__})", raw)
+    calls = []
+    for index, entry in enumerate(raw):
+        where = f"tool_calls[{index}]"
+        if entry is None:
+            repairs.append(f"{where} was null: left out")
+            continue
+        fields = _as_dict(entry, where)
+        if isinstance(entry, str):
+            repairs.append(f"{where} was a JSON string: read as the object it holds")
+        name, arguments, note = _function_of(fields, where)
+        if note:
+            repairs.append(note)
+        call_id = fields.get("id")
+        if not isinstance(call_id, str) or not call_id.strip() or call_id in taken:
+            fresh = _fresh_id(round_number, index, taken)
+            problem = "no id" if not isinstance(call_id, str) or not call_id.strip() else f"the id {call_id!r} again"
+            repairs.append(f"{where} had {problem}: gave it {fresh!r}")
+            call_id = fresh
+        taken.add(call_id)
+        calls.append(ToolCall(call_id, name, arguments))
+    return calls
+
+
+def _function_of(entry: dict[str, Any], where: str) -> tuple[str, str, str]:
+    """(name, arguments as JSON text, a repair note or '') from one entry of `tool_calls`."""
+    function = entry.get("function")
+    note = ""
+    if function is None and ("name" in entry or "arguments" in entry):
+        function, note = entry, f"{where}: name and arguments outside 'function': read from the entry"
+    elif isinstance(function, str):
+        try:
+            parsed = json.loads(function)
+        except (ValueError, RecursionError):
+            parsed = None
+        if isinstance(parsed, dict):
+            function, note = parsed, f"{where}: function was a JSON string: read as the object it holds"
+        else:
+            function = {"name": function, "arguments": entry.get("arguments")}
+            note = f"{where}: function was a string: read as the function's name"
+    elif function is not None and not isinstance(function, dict):
+        function = _as_dict(function, f"{where}.function")
+    function = function or {}
+    name = function.get("name")
+    name = name if isinstance(name, str) else "" if name is None else str(name)
+    arguments, arguments_note = _arguments_text(function.get("arguments"), where)
+    return name, arguments, note or arguments_note
+
+
+def _arguments_text(arguments: Any, where: str) -> tuple[str, str]:
+    """Arguments as the JSON text the API expects back, and a note if they were not text."""
+    if isinstance(arguments, str):
+        return arguments, ""
+    if arguments is None:
+        return "{}", ""
+    try:
+        text = json.dumps(arguments, ensure_ascii=False)
+    except RecursionError:
+        raise ProviderError(f"{where}: the arguments are nested too deeply to read", "(not shown)") from None
+    except (TypeError, ValueError):
+        raise ProviderError(f"{where}: the arguments are not JSON", arguments) from None
+    kind = "an object" if isinstance(arguments, dict) else f"a {type(arguments).__name__}"
+    return text, f"{where}: arguments sent as {kind}: sent as JSON text"
+
+
+def _fresh_id(round_number: int, index: int, taken: set[str]) -> str:
+    """An id no earlier call has: call_<round>_<index>, with a suffix if even that is taken."""
+    candidate, suffix = f"call_{round_number}_{index}", 1
+    while candidate in taken:
+        suffix += 1
+        candidate = f"call_{round_number}_{index}_{suffix}"
+    return candidate
+
+
+def _count(value: Any, name: str, repairs: list[str]) -> int:
+    """A token count as an int; anything that is not a number counts 0 (and is noted)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        repairs.append(f"usage.{name} was {quote(value, 40)}: counted as 0")
+        return 0
+    return int(value) if value >= 0 else 0
