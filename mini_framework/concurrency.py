@@ -3,48 +3,113 @@
     value = await in_thread(lambda: blocking_call())      # in a daemon thread, awaited
     result = run_sync(agent.arun(question))               # from a script, or inside Jupyter's loop
 
-Concession: `run_sync` inside a running loop (Jupyter) runs the coroutine on a fresh event loop
-in another thread, so objects bound to the caller's loop can't be shared with it.
+Blocking functions run in daemon threads, with the caller's `contextvars` (request ids, tracing)
+copied in. `run_sync` runs a coroutine on an event loop of its own and, when it is done, gives
+tasks left behind (a timed-out tool that ignores cancellation) a moment to finish, then closes
+the loop without waiting for them: one stuck task must not hold up the caller.
+
+Concessions: `run_sync` inside a running loop (Jupyter) runs the coroutine on a fresh event loop
+in another thread, so objects bound to the caller's loop can't be shared with it. A thread cannot
+be stopped: a blocking function that never returns keeps its (daemon) thread.
 """
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import functools
+import contextvars
+import logging
+import queue
 import threading
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, Awaitable, Callable, Coroutine, TypeVar
 
 T = TypeVar("T")
 
+log = logging.getLogger("mini_framework")
+
+SHUTDOWN_GRACE = 0.1  # seconds that tasks left behind at the end of `run_sync` get to finish
+
+
+class _Workers:
+    """Daemon threads that run blocking functions, reused while idle (starting a thread costs more
+    than most calls it runs). A busy or hung worker is never waited for: a new one is started.
+
+    `idle` counts workers waiting for a job minus jobs not yet taken; it is changed under the lock.
+    """
+
+    IDLE_SECONDS = 30.0  # an idle worker exits after this long
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
+    def submit(self, job: Callable[[], None]) -> None:
+        """Run `job()` in an idle worker, or in a new one if none is idle."""
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1  # an idle worker will take this job
+        self._jobs.put(job)
+        if start:
+            threading.Thread(target=self._serve, name="mini_framework-worker", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=self.IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # nobody counts on this worker: it may go
+                        self._idle -= 1
+                        return
+                continue  # a job was promised to an idle worker just now: stay for it
+            job()
+            with self._lock:
+                self._idle += 1
+
+
+_workers = _Workers()
+
 
 def in_thread(function: Callable[[], T]) -> Awaitable[T]:
-    """Run a blocking function in a daemon thread and await its result.
+    """Run a blocking function in a daemon thread, with a copy of the caller's context; await its result.
 
     Not `asyncio.to_thread`: its pool's threads are joined at interpreter exit, so one hung
-    tool would keep a notebook kernel or a service from ever shutting down.
+    tool would keep a notebook kernel or a service from ever shutting down. `StopIteration`,
+    which cannot travel through a future, arrives as a RuntimeError caused by it (as PEP 479
+    does for generators).
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
 
-    def settle(outcome: Callable[[], Any]) -> None:
-        if not future.done():  # it may have been cancelled by a timeout meanwhile
-            outcome()
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():  # cancelled meanwhile (a timeout): nobody wants the outcome
+            return
+        if error is None:
+            future.set_result(value)
+        else:
+            future.set_exception(error)
 
     def work() -> None:
+        value: Any = None
+        error: BaseException | None = None
         try:
-            outcome = functools.partial(future.set_result, function())
+            value = context.run(function)
+        except (StopIteration, StopAsyncIteration) as exc:
+            error = RuntimeError(f"{type(exc).__name__} raised in a worker thread")
+            error.__cause__ = exc
         except BaseException as exc:  # handed to the awaiting task, which decides
-            outcome = functools.partial(future.set_exception, exc)
+            error = exc
         try:
-            loop.call_soon_threadsafe(settle, outcome)
-        except RuntimeError:  # the loop is gone (the call timed out and the run ended): drop the result
+            loop.call_soon_threadsafe(settle, value, error)
+        except RuntimeError:  # the loop is closed (the caller gave up and the run ended): drop it
             pass
 
-    threading.Thread(target=work, name="tool", daemon=True).start()
+    _workers.submit(work)
     return future
 
 
-def run_sync(awaitable: Awaitable[T]) -> T:
+def run_sync(awaitable: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion from sync code, also where a loop is already running (Jupyter).
 
     >>> async def two() -> int:
@@ -55,10 +120,47 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        running = False
-    else:
-        running = True
-    if not running:
-        return asyncio.run(awaitable)  # type: ignore[arg-type]
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # a loop is running here: use a fresh one elsewhere
-        return pool.submit(asyncio.run, awaitable).result()  # type: ignore[arg-type]
+        return _run_on_new_loop(awaitable)
+    outcome: queue.SimpleQueue[tuple[Any, BaseException | None]] = queue.SimpleQueue()
+
+    def work() -> None:  # a loop is running in this thread: use a fresh one in another thread
+        try:
+            outcome.put((_run_on_new_loop(awaitable), None))
+        except BaseException as exc:
+            outcome.put((None, exc))
+
+    threading.Thread(target=work, name="mini_framework-run", daemon=True).start()
+    value, error = outcome.get()
+    if error is not None:
+        raise error
+    return value
+
+
+def _run_on_new_loop(awaitable: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run`, except that tasks left behind get SHUTDOWN_GRACE seconds, not forever."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(awaitable)
+    finally:
+        try:
+            _abandon_leftovers(loop)
+        finally:
+            loop.close()
+
+
+def _abandon_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is still running on `loop`, wait briefly, and silence tasks that refuse to end."""
+    leftovers = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in leftovers:
+        task.cancel()
+    if leftovers:
+        loop.run_until_complete(asyncio.wait(leftovers, timeout=SHUTDOWN_GRACE))
+    stuck = [t for t in leftovers if not t.done()]
+    if stuck:
+        log.warning("%d task(s) ignored cancellation and were abandoned: %s", len(stuck),
+                    ", ".join(t.get_name() for t in stuck))
+        loop.set_exception_handler(lambda _loop, _context: None)  # "Task was destroyed but it is pending"
+    for task in leftovers:
+        if task.done() and not task.cancelled():
+            task.exception()  # retrieved, so asyncio does not log "exception was never retrieved"
+    loop.run_until_complete(loop.shutdown_asyncgens())
