@@ -30,12 +30,15 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
+from .display import quote
 from .numerals import parse_number
+from .schema import follow_ref, is_nullable, structured_branch
 
 if TYPE_CHECKING:
     from .tools import Tool
 
-__all__ = ["REPAIRS", "ArgumentsError", "Problem", "coerce", "explain", "parse_arguments", "prepare", "repair_json"]
+__all__ = ["REPAIRS", "ArgumentsError", "Problem", "coerce", "drop_null_defaults", "explain", "parse_arguments",
+           "prepare", "prepare_with_repairs", "repair_json"]
 
 MAX_REPAIR = 100_000  # longer broken text is reported, not repaired (each repair is a pass over the text)
 MAX_PROBLEMS = 8  # lines in one message; the rest are counted
@@ -242,12 +245,17 @@ def repair_json(text: str) -> tuple[str, list[str]]:
     >>> repair_json("{'city': '北京', 'hot': True,}")
     ('{"city": "北京", "hot": true}', ['single quotes', 'Python literals', 'trailing commas'])
     """
-    text, applied = text.strip(), []
-    for name, fix in REPAIRS if len(text) <= MAX_REPAIR else ():
+    text = text.strip()
+    applied: list[str] = []
+    if len(text) > MAX_REPAIR:
+        return text, applied
+    for name, fix in REPAIRS:
         if _parses(text):
             break
-        if (fixed := fix(text)) != text:
-            text, applied = fixed, [*applied, name]
+        fixed = fix(text)
+        if fixed != text:
+            text = fixed
+            applied.append(name)
     return text, applied
 
 
@@ -263,29 +271,41 @@ def parse_arguments(raw: Any, schema: dict[str, Any] | None = None) -> dict[str,
     ...     print(e)
     The arguments are not a JSON object: got a JSON array, [1, 2]. Send one JSON object, e.g. {"city": "..."}.
     """
-    value = _load(raw, schema) if isinstance(raw, str) else raw
+    return _parse(raw, schema)[0]
+
+
+def _parse(raw: Any, schema: dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
+    """`parse_arguments`, also returning the names of the repairs it made."""
+    repairs: list[str] = []
+    value = raw
+    if isinstance(raw, str):
+        value, repairs = _load(raw, schema)
     if isinstance(value, str) and value.strip().startswith(("{", "｛", "```")):
-        value = _load(value, schema)  # double-encoded: a JSON string holding the object
-    if value is None or isinstance(value, str) and not value.strip():
-        return {}  # a tool without parameters: None, "", "null"
+        value, inner = _load(value, schema)  # double-encoded: a JSON string holding the object
+        repairs = [*repairs, "double-encoded", *inner]
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return {}, repairs  # a tool without parameters: None, "", "null"
     if not isinstance(value, dict):
-        kind = {list: "a JSON array", str: "a JSON string", bool: "a boolean"}.get(type(value), "a number")
-        raise _not_json(f"not a JSON object: got {kind}, {_short(value)}", _short(value), schema)
-    return value
+        kinds = {list: "a JSON array", str: "a JSON string", bool: "a boolean"}
+        kind = kinds.get(type(value), "a number")
+        raise _not_json(f"not a JSON object: got {kind}, {quote(value)}", quote(value), schema)
+    return value, repairs
 
 
-def _load(text: str, schema: dict[str, Any] | None) -> Any:
-    """JSON text parsed, repaired if it must be; if hopeless, ArgumentsError with the position and a snippet."""
+def _load(text: str, schema: dict[str, Any] | None) -> tuple[Any, list[str]]:
+    """JSON text parsed, repaired if it must be (with the repairs' names); if hopeless, ArgumentsError
+    with the position and a snippet."""
     if not text.strip():
-        return None
+        return None, []
     try:
-        return json.loads(text)
+        return json.loads(text), []
     except RecursionError:
         raise _not_json("nested too deeply", "", schema) from None
     except ValueError as exc:
         error = exc
+    repaired, repairs = repair_json(text)
     try:
-        return json.loads(repair_json(text)[0])
+        return json.loads(repaired), repairs
     except (ValueError, RecursionError):
         pos = getattr(error, "pos", 0)
         near = (text[max(pos - 30, 0):pos] + "⟨here⟩" + text[pos:pos + 30]).replace("\n", " ")
@@ -326,8 +346,7 @@ def coerce(schema: dict[str, Any], value: Any, _defs: dict[str, Any] | None = No
     {'a': 123, 'ok': True, 'other': '12'}
     """
     defs = schema.get("$defs", {}) if _defs is None else _defs
-    if isinstance(schema.get("$ref"), str):  # a recursive model
-        schema = defs.get(schema["$ref"].removeprefix("#/$defs/"), {})
+    schema = follow_ref(schema, defs)  # a recursive model
     if _depth > 64:  # deeper than any real tool's arguments: leave the rest to validation
         return value
     if branches := schema.get("anyOf") or schema.get("oneOf"):
@@ -337,11 +356,17 @@ def coerce(schema: dict[str, Any], value: Any, _defs: dict[str, Any] | None = No
             if (coerced := coerce(branch, value, defs, _depth + 1)) is not value:
                 return coerced
         return value
-    kinds = schema.get("type") if isinstance(schema.get("type"), list) else [schema.get("type")]
+    declared = schema.get("type")
+    kinds: list[Any] = declared if isinstance(declared, list) else [declared]
     extra = schema.get("additionalProperties")
-    if isinstance(value, dict) and ("properties" in schema or isinstance(extra, dict)):
-        subs = {k: schema.get("properties", {}).get(k, extra if isinstance(extra, dict) else None) for k in value}
-        return {k: coerce(subs[k], v, defs, _depth + 1) if subs[k] else v for k, v in value.items()}
+    if not isinstance(extra, dict):
+        extra = None
+    if isinstance(value, dict) and ("properties" in schema or extra is not None):
+        coerced_object = {}
+        for key, item in value.items():
+            sub_schema = schema.get("properties", {}).get(key, extra)
+            coerced_object[key] = coerce(sub_schema, item, defs, _depth + 1) if sub_schema else item
+        return coerced_object
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [coerce(schema["items"], v, defs, _depth + 1) for v in value]
     if "integer" in kinds or "number" in kinds:
@@ -363,6 +388,34 @@ def _number(value: Any, whole: bool) -> Any:
             return value
         value = parsed
     return int(value) if whole and isinstance(value, float) and value.is_integer() else value
+
+
+def drop_null_defaults(schema: dict[str, Any], data: Any, defs: dict[str, Any] | None = None) -> Any:
+    """`data` without the nulls that mean "not given": optional properties whose schema does not allow null.
+
+    >>> drop_null_defaults({"type": "object", "properties": {"n": {"type": "integer", "default": 5}}}, {"n": None})
+    {}
+    """
+    if defs is None:
+        defs = schema.get("$defs", {})
+    schema = follow_ref(schema, defs)  # a recursive model
+    if isinstance(data, dict) and "properties" in schema:
+        props, required = schema["properties"], schema.get("required", ())
+        kept = {}
+        for key, value in data.items():
+            if key not in props:
+                kept[key] = value  # unknown: left for validation to report
+            elif value is None and key not in required and not is_nullable(props[key]):
+                continue  # "not given": the default applies
+            else:
+                kept[key] = drop_null_defaults(props[key], value, defs)
+        return kept
+    if isinstance(data, list) and isinstance(schema.get("items"), dict):
+        return [drop_null_defaults(schema["items"], item, defs) for item in data]
+    branch = structured_branch(schema, defs)
+    if branch is not schema and data is not None:
+        return drop_null_defaults(branch, data, defs)
+    return data
 
 
 # ----------------------------------------------------------------------------- messages for the model
@@ -410,7 +463,7 @@ def _problems(errors: list[Any], arguments: Any, schema: dict[str, Any]) -> list
     missing = [_path(e["loc"], arguments, True) for e in errors if e["type"] == "missing"]
     for e in errors:
         keys = _path(e["loc"], arguments, e["type"] == "missing")
-        field, node, received = _dotted(keys)[:MAX_SHOWN] or "arguments", _schema_at(schema, keys), _short(e["input"])
+        field, node, received = _dotted(keys)[:MAX_SHOWN] or "arguments", _schema_at(schema, keys), quote(e["input"])
         if e["type"] == "missing":
             problem = Problem(field, "missing", "", _expected(node) or "a value")
         elif e["type"] == "extra_forbidden":  # the real names: from the schema, and the missing ones
@@ -449,22 +502,19 @@ def _dotted(keys: tuple[int | str, ...]) -> str:
 
 def _schema_at(schema: dict[str, Any], keys: tuple[int | str, ...]) -> dict[str, Any]:
     """The part of `schema` that describes the value at `keys`; {} where the schema does not say."""
-    defs, node = schema.get("$defs", {}), schema
+    defs = schema.get("$defs", {})
+    node: Any = schema
     for key in keys:
-        node = _structured(node, defs)
-        node = node.get("items") if isinstance(key, int) else node.get("properties", {}).get(
-            key, node.get("additionalProperties"))
+        node = structured_branch(node, defs)
+        if isinstance(key, int):
+            node = node.get("items")
+        else:
+            node = node.get("properties", {}).get(key, node.get("additionalProperties"))
         if not isinstance(node, dict):
             return {}
-    return _structured(node, defs) if "$ref" in node else node
-
-
-def _structured(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    """`node` with a `$ref` followed and an optional object or list (`X | None`) unwrapped."""
-    if isinstance(node.get("$ref"), str):
-        node = defs.get(node["$ref"].removeprefix("#/$defs/"), {})
-    branches = [b for b in node.get("anyOf", ()) if b.keys() & {"properties", "items", "$ref"}]
-    return _structured(branches[0], defs) if branches else node
+    if "$ref" in node:
+        return structured_branch(node, defs)
+    return node
 
 
 def _expected(node: dict[str, Any]) -> str:
@@ -487,21 +537,6 @@ def _words(error: Any, node: dict[str, Any]) -> str:
     return rest if rest.startswith(("a ", "an ")) else f"a value {rest}"
 
 
-def _short(value: Any, limit: int = MAX_SHOWN) -> str:
-    """`value` as JSON on one line, cut to about `limit` characters (a 1 MB string stays short).
-
-    >>> _short("北京"), _short("x" * 100, 5), _short([1, 2, 3, 4], 8)
-    ('"北京"', '"xxxxx…" (100 characters)', '[1, 2, 3…')
-    """
-    if isinstance(value, str) and len(value) > limit:
-        return json.dumps(value[:limit], ensure_ascii=False)[:-1] + f'…" ({len(value)} characters)'
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (ValueError, TypeError, RecursionError):
-        text = "(nested too deeply to show)"
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
 # ----------------------------------------------------------------------------- the entry point
 
 def prepare(tool: Tool, raw: Any) -> BaseModel:
@@ -522,16 +557,42 @@ def prepare(tool: Tool, raw: Any) -> BaseModel:
     - b: missing; expected a whole number
     Fix these arguments and call add again.
     """
-    schema, data = tool.json_schema, None
+    return prepare_with_repairs(tool, raw)[0]
+
+
+def prepare_with_repairs(tool: Tool, raw: Any) -> tuple[BaseModel, list[str]]:
+    """`prepare`, also saying what was repaired on the way: JSON fixes by name, then coerced fields.
+
+    >>> from mini_framework.tools import tool
+    >>> @tool
+    ... def add(a: int, b: int) -> int:
+    ...     '''Add two integers.'''
+    ...     return a + b
+    >>> prepare_with_repairs(add, "{'a': '一百二十三', 'b': 4,}")[1]
+    ['single quotes', 'trailing commas', 'coerced a: "一百二十三" -> 123']
+    """
+    data: Any = raw
+    if isinstance(raw, str):
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):
+            data = None
+    if isinstance(data, dict):
+        try:
+            return tool.validate(data), []  # the fast path: arguments fine as sent
+        except (ValueError, RecursionError):  # ValidationError is a ValueError too
+            pass
+    schema = tool.json_schema
+    repairs: list[str] = []
     try:
-        data = raw if isinstance(raw, dict) else json.loads(raw) if isinstance(raw, str) else None
         if isinstance(data, dict):
-            return tool.validate(data)  # the fast path: arguments fine as sent
-    except (ValueError, RecursionError):  # ValidationError is a ValueError too
-        pass
-    try:
-        data = coerce(schema, data if isinstance(data, dict) else parse_arguments(raw, schema))
-        return tool.validate(data)
+            parsed = data
+        else:
+            parsed, repairs = _parse(raw, schema)
+        data = coerce(schema, parsed)
+        repairs += [f"coerced {key}: {quote(parsed[key])} -> {quote(data[key])}"
+                    for key in parsed if data.get(key) is not parsed[key]]
+        return tool.validate(data), repairs
     except ValidationError as exc:
         raise ArgumentsError(*_report(exc, tool.name, data, schema)) from None
     except RecursionError:  # a recursive model nested hundreds deep

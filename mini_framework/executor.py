@@ -1,7 +1,7 @@
 """Running the tool calls of one model reply: every call answered exactly once, nothing ever raised.
 
     executor = Executor([get_weather, add_numbers], timeout=10)
-    results = await executor.run(message.tool_calls)      # concurrently, results in call order
+    results = await executor.run(calls)                   # concurrently, results in call order
     messages += [r.message for r in results]              # one role:"tool" message per call id
 
 What can go wrong with a call, and what the model reads back (always a tool message with its id):
@@ -10,37 +10,42 @@ What can go wrong with a call, and what the model reads back (always a tool mess
     bad arguments         repaired and coerced when possible (arguments.py), else what to fix
     too many bad tries    a final "stop calling it" once a tool's retry budget is spent
     the tool raises       `format_error(exc, call)`: a JSON envelope, no traceback, no secrets
-    the tool hangs        a timeout message; the call is abandoned
+    the tool hangs        a timeout message; the call is abandoned, not waited for
 
+Anything a tool raises is a failure of that call, `SystemExit` (argparse raises it) included; only
+KeyboardInterrupt and cancellation stop a run. A tool that succeeds resets its retry budget.
 The calls of one reply run concurrently: async tools as tasks, sync tools in worker threads,
 at most `max_concurrency` at a time. The full traceback of a failing tool goes to the
-`mini_framework` logger, never to the model.
+`mini_framework` logger (secrets redacted), never to the model.
 
-Concession: Python cannot kill a thread, so a sync tool that times out keeps running in the
-background; its result is discarded. Give blocking I/O its own timeout inside the tool too.
+Concession: Python cannot kill a thread, nor a coroutine that ignores cancellation: a timed-out
+call keeps running in the background and its result is discarded. Give blocking I/O its own
+timeout inside the tool too.
 """
 from __future__ import annotations
 
 import asyncio
 import difflib
-import functools
 import json
 import logging
-import os
-import re
-import sysconfig
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Literal
 
 from pydantic import BaseModel
 
-from .arguments import ArgumentsError, prepare
-from .concurrency import in_thread, run_sync
+from .arguments import ArgumentsError, prepare_with_repairs
+from .concurrency import run_sync
+from .redaction import redact, redact_secrets
+from .replies import ToolCall
 from .tools import Tool, as_tool
 
+__all__ = ["Executor", "Failure", "ToolCall", "ToolError", "ToolResult", "describe_exception", "envelope",
+           "error_envelope", "result_text", "success_envelope", "to_text", "unknown_tool_message"]
+
 log = logging.getLogger("mini_framework")
+
+Failure = Literal["unknown_tool", "invalid_arguments", "gave_up", "exception", "timeout", "repeated", "not_run"]
 
 
 class ToolError(Exception):
@@ -51,45 +56,6 @@ class ToolError(Exception):
     """
 
 
-def _scrub(exc: BaseException) -> None:
-    """Take secrets out of an exception's message, in place, before it is logged."""
-    try:
-        exc.args = tuple(redact_secrets(a) if isinstance(a, str) else a for a in exc.args)
-    except Exception:  # an exception class that won't let its args be replaced: describe_exception still redacts
-        pass
-
-
-class ToolRaised(Exception):
-    """Carries what a tool raised out of `asyncio.wait_for`, so it can't be mistaken for a timeout."""
-
-    def __init__(self, original: Exception) -> None:
-        super().__init__(original)
-        self.original = original
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One call a model asked for, whatever shape it arrived in."""
-
-    id: str  # the tool_call_id the answer must carry
-    name: str  # the function name the model chose (maybe one that does not exist)
-    arguments: Any  # as sent: normally a JSON string; some providers send an object
-
-    @classmethod
-    def of(cls, call: Any) -> ToolCall:
-        """From an SDK object or a dict in the Chat Completions shape.
-
-        >>> ToolCall.of({"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}})
-        ToolCall(id='call_1', name='f', arguments='{}')
-        """
-        if isinstance(call, ToolCall):
-            return call
-        if isinstance(call, BaseModel):
-            call = call.model_dump()
-        function = call.get("function") or {}
-        return cls(str(call.get("id") or ""), str(function.get("name") or ""), function.get("arguments"))
-
-
 @dataclass
 class ToolResult:
     """What happened to one call: the text the model reads, plus what your code may want to know."""
@@ -97,10 +63,11 @@ class ToolResult:
     call: ToolCall
     content: str  # the tool message content
     ok: bool  # False for any failure below
-    failure: str | None = None  # "unknown_tool" | "invalid_arguments" | "gave_up" | "exception" | "timeout"
+    failure: Failure | None = None  # what went wrong, when not ok
     value: Any = None  # what the function returned (when ok)
     seconds: float = 0.0  # wall time of this call
-    extra: dict[str, Any] = field(default_factory=dict)  # room for later steps (images, spilled files)
+    repairs: list[str] = field(default_factory=list)  # what was fixed in the arguments before the call ran
+    attachments: list[dict[str, Any]] = field(default_factory=list)  # content parts beyond text (images)
 
     @property
     def message(self) -> dict[str, Any]:
@@ -111,7 +78,7 @@ class ToolResult:
 # ----------------------------------------------------------------------------- what the model reads
 
 def envelope(status: str, **fields: Any) -> str:
-    """The article's uniform result shape, as JSON text.
+    """A uniform result shape, as JSON text.
 
     >>> envelope("error", error="城市不能为空")
     '{"status": "error", "error": "城市不能为空"}'
@@ -131,47 +98,40 @@ def to_text(value: Any) -> str:
         return value.model_dump_json()
     try:
         return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return str(value)
 
 
-def success_envelope(value: Any) -> str:
+def result_text(value: Any, call: ToolCall, tool: Tool) -> str | list[dict[str, Any]]:
+    """The default `format_result`: the value as text (`to_text`), whatever the tool and call.
+
+    A `format_result(value, call, tool)` may return a string, or a list of content parts
+    (`{"type": "text", ...}`, `{"type": "image_url", ...}`): text parts become the tool message,
+    the others are sent after the tool messages, in one user message marked as tool output.
+    """
+    return to_text(value)
+
+
+def success_envelope(value: Any, call: ToolCall, tool: Tool) -> str:
     """An alternative `format_result`: successes wrapped too, `{"status": "success", "data": ...}`."""
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
     return envelope("success", data=value)
 
 
-_SECRETS = re.compile(r"(?i)(sk-[A-Za-z0-9_-]{8,}|bearer\s+[A-Za-z0-9._~+/=-]{8,}"
-                      r"|(?:api[_-]?key|token|secret|password|passwd)\s*[=:]\s*['\"]?[^\s'\",;&]+)")
-_SOURCE_FILE = re.compile(r"(?:[A-Za-z]:)?[\\/][^\s'\"]*\.pyw?(?::\d+)?")
-_PRIVATE_DIRS = tuple(sorted({str(Path(p).resolve()) for p in (
-    sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"], Path(__file__).parent)}, key=len, reverse=True))
+def exception_text(exc: BaseException) -> str:
+    """`str(exc)`, or a placeholder for an exception whose `__str__` itself fails.
 
-
-def redact_secrets(text: str) -> str:
-    """Text with API keys, tokens and passwords taken out (what the local log may keep: paths).
-
-    >>> redact_secrets("POST /v1?api_key=abc123def456 failed")
-    'POST /v1?[redacted] failed'
+    >>> class Broken(Exception):
+    ...     def __str__(self):
+    ...         raise ValueError
+    >>> exception_text(KeyError("city")), exception_text(Broken())
+    ("'city'", '(its message could not be read)')
     """
-    text = _SECRETS.sub("[redacted]", text)
-    for name, value in os.environ.items():  # the configured key itself, whatever its shape
-        if len(value) >= 12 and ("KEY" in name or "TOKEN" in name or "SECRET" in name) and value in text:
-            text = text.replace(value, "[redacted]")
-    return text
-
-
-def redact(text: str) -> str:
-    """What a model may read: no secrets, no paths of this installation, no source file paths.
-
-    >>> redact("401 for key sk-abc123def456ghi789 in /srv/app/weather.py:12, reading /data/a.csv")
-    '401 for key [redacted] in <source file>, reading /data/a.csv'
-    """
-    text = redact_secrets(text)
-    for folder in _PRIVATE_DIRS:
-        text = re.sub(re.escape(folder) + r"[^\s'\"]*", "<internal>", text)
-    return _SOURCE_FILE.sub("<source file>", text)  # where the code lives is no business of the model
+    try:
+        return str(exc)
+    except Exception:
+        return "(its message could not be read)"
 
 
 def describe_exception(exc: BaseException, tool_name: str) -> str:
@@ -181,8 +141,8 @@ def describe_exception(exc: BaseException, tool_name: str) -> str:
     "get_weather failed: KeyError 'city'. Check the arguments, or tell the user it did not work."
     """
     if isinstance(exc, ToolError):
-        return redact(str(exc))[:2000]
-    text = redact(str(exc)).strip()[:500]
+        return redact(exception_text(exc))[:2000]
+    text = redact(exception_text(exc)).strip()[:500]
     what = f"{type(exc).__name__} {text}".strip()
     return f"{tool_name} failed: {what}. Check the arguments, or tell the user it did not work."
 
@@ -204,10 +164,27 @@ def unknown_tool_message(name: str, available: Iterable[str]) -> str:
     return f"{text} Did you mean {close[0]!r}?" if close else f"{text} Use one of these, or answer without a tool."
 
 
+def _scrub(exc: BaseException) -> None:
+    """Take secrets out of an exception's message, in place, before it is logged."""
+    try:
+        exc.args = tuple(redact_secrets(a) if isinstance(a, str) else a for a in exc.args)
+    except Exception:  # an exception class that won't let its args be replaced: describe_exception still redacts
+        pass
+
+
 # ----------------------------------------------------------------------------- running calls
 
 ErrorFormatter = Callable[[BaseException, ToolCall], str]
-ResultFormatter = Callable[[Any], str]
+ResultFormatter = Callable[[Any, ToolCall, Tool], "str | list[dict[str, Any]]"]
+LAST_RESORT = envelope("error", error="The tool failed, and so did describing the failure.")
+
+
+@dataclass
+class _Outcome:
+    """What running a tool's function came to: a value, or what it raised."""
+
+    value: Any = None
+    error: BaseException | None = None
 
 
 class Executor:
@@ -230,15 +207,15 @@ class Executor:
         max_concurrency: int = 8,
         retry_budget: int = 2,
         format_error: ErrorFormatter = error_envelope,
-        format_result: ResultFormatter = to_text,
+        format_result: ResultFormatter = result_text,
     ) -> None:
-        self.tools: dict[str, Tool] = {t.name: t for t in map(as_tool, tools)}
+        self.tools: dict[str, Tool] = tools_by_name(tools)
         self.timeout = timeout  # default seconds per call; a tool's own `timeout` wins
         self.max_concurrency = max_concurrency  # calls running at the same time, at most
-        self.retry_budget = retry_budget  # invalid tries per tool that get a "fix it" answer
+        self.retry_budget = retry_budget  # invalid tries in a row per tool that get a "fix it" answer
         self.format_error = format_error  # exception -> what the model reads
-        self.format_result = format_result  # return value -> what the model reads
-        self.failures: dict[str, int] = {}  # tool name -> invalid tries so far
+        self.format_result = format_result  # (value, call, tool) -> what the model reads
+        self.failures: dict[str, int] = {}  # tool name -> invalid tries since its last success
 
     async def run(self, calls: Iterable[Any]) -> list[ToolResult]:
         """Run the calls of one reply concurrently; one result per call, in the calls' order."""
@@ -250,15 +227,21 @@ class Executor:
                 return await self.run_one(call)
 
         outcomes = await asyncio.gather(*(limited(c) for c in calls), return_exceptions=True)
-        return [o if isinstance(o, ToolResult) else self._failed(c, "exception", error_envelope(o, c))
-                for c, o in zip(calls, outcomes)]
+        results = []
+        for call, outcome in zip(calls, outcomes):
+            if isinstance(outcome, ToolResult):
+                results.append(outcome)
+            else:  # a bug of ours or a KeyboardInterrupt-free surprise: still an answer for this id
+                log.error("running call %s failed unexpectedly", call.id, exc_info=outcome)
+                results.append(self._failed(call, "exception", self._format_error(outcome, call)))
+        return results
 
     def run_sync(self, calls: Iterable[Any]) -> list[ToolResult]:
         """`run` for code without an event loop (or inside Jupyter's)."""
         return run_sync(self.run(calls))
 
     async def run_one(self, call: ToolCall) -> ToolResult:
-        """One call, start to finish; never raises."""
+        """One call, start to finish; never raises (except for cancellation)."""
         started = time.perf_counter()
         result = await self._attempt(call)
         result.seconds = time.perf_counter() - started
@@ -267,46 +250,63 @@ class Executor:
     async def _attempt(self, call: ToolCall) -> ToolResult:
         tool = self.tools.get(call.name)
         if tool is None:
-            return self._invalid(call, envelope("error", error=unknown_tool_message(call.name, self.tools)),
-                                 "unknown_tool")
+            message = unknown_tool_message(call.name, self.tools)
+            return self._invalid(call, "unknown_tool", envelope("error", error=message))
         try:
-            validated = prepare(tool, call.arguments)
+            validated, repairs = prepare_with_repairs(tool, call.arguments)
         except ArgumentsError as problem:
-            return self._invalid(call, envelope("error", error=str(problem)), "invalid_arguments")
+            return self._invalid(call, "invalid_arguments", envelope("error", error=str(problem)))
         timeout = tool.timeout if tool.timeout is not None else self.timeout
+        task = asyncio.ensure_future(self._guarded(tool, validated))
         try:
-            args, kwargs = tool.bind(validated)
-            value = await asyncio.wait_for(self._invoke(tool, args, kwargs), timeout)
-            return ToolResult(call, self.format_result(value), ok=True, value=value)
-        except asyncio.TimeoutError:  # only our deadline: a tool's own TimeoutError arrives as ToolRaised
+            done, _ = await asyncio.wait({task}, timeout=timeout)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if not done:
+            task.cancel()  # abandoned: a tool that ignores cancellation runs on, unwatched
             message = (f"{tool.name} did not finish within {timeout:g} s and was stopped. "
                        "Try again later, or tell the user the service is not responding.")
-            return self._failed(call, "timeout", envelope("error", error=message))
-        except Exception as exc:  # the tool's own bug or its upstream's: the model gets the envelope
-            exc = exc.original if isinstance(exc, ToolRaised) else exc
-            _scrub(exc)  # the log keeps the traceback, not the keys in the message
-            log.warning("tool %s failed (call %s)", tool.name, call.id, exc_info=exc)
-            return self._failed(call, "exception", self._format_error(exc, call))
+            return self._failed(call, "timeout", envelope("error", error=message), repairs)
+        outcome = task.result()
+        if outcome.error is None:
+            try:
+                content, attachments = _content(self.format_result(outcome.value, call, tool))
+            except Exception as exc:  # a formatter's bug is reported like the tool's own
+                outcome.error = exc
+            else:
+                self.failures.pop(tool.name, None)  # it works again: a fresh retry budget
+                return ToolResult(call, content, ok=True, value=outcome.value, repairs=repairs,
+                                  attachments=attachments)
+        _scrub(outcome.error)  # the log keeps the traceback, not the keys in the message
+        log.warning("tool %s failed (call %s)", tool.name, call.id, exc_info=outcome.error)
+        return self._failed(call, "exception", self._format_error(outcome.error, call), repairs)
 
-    async def _invoke(self, tool: Tool, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        """Await an async tool; run a sync one in a worker thread. What the tool raises comes out as ToolRaised."""
+    @staticmethod
+    async def _guarded(tool: Tool, validated: BaseModel) -> _Outcome:
+        """Run the tool; whatever it raises comes back as the outcome (cancellation and Ctrl-C excepted)."""
         try:
-            if tool.is_async:
-                return await tool.func(*args, **kwargs)
-            result = await in_thread(lambda: tool.func(*args, **kwargs))
-            return await result if asyncio.iscoroutine(result) else result
-        except Exception as exc:  # incl. TimeoutError, which must not look like our own deadline
-            raise ToolRaised(exc) from exc
+            return _Outcome(value=await tool.invoke(validated))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException as exc:  # SystemExit and GeneratorExit too: a tool failure like any other
+            cause = exc.__cause__
+            if isinstance(exc, RuntimeError) and isinstance(cause, (StopIteration, StopAsyncIteration)):
+                return _Outcome(error=cause)  # raised by the tool, wrapped on its way (PEP 479, in_thread)
+            return _Outcome(error=exc)
 
     def _format_error(self, exc: BaseException, call: ToolCall) -> str:
-        """`format_error`, falling back to the default envelope if a custom one fails itself."""
+        """`format_error`, falling back to the default envelope, and to a fixed text if even that fails."""
         try:
             return self.format_error(exc, call)
         except Exception:
             log.warning("format_error failed for call %s; using the default envelope", call.id, exc_info=True)
+        try:
             return error_envelope(exc, call)
+        except Exception:
+            return LAST_RESORT
 
-    def _invalid(self, call: ToolCall, content: str, failure: str) -> ToolResult:
+    def _invalid(self, call: ToolCall, failure: Failure, content: str) -> ToolResult:
         """A call the model got wrong: count it against the tool's budget, and stop it when spent."""
         tries = self.failures[call.name] = self.failures.get(call.name, 0) + 1
         if tries > self.retry_budget:
@@ -316,5 +316,34 @@ class Executor:
         return self._failed(call, failure, content)
 
     @staticmethod
-    def _failed(call: ToolCall, failure: str, content: str) -> ToolResult:
-        return ToolResult(call, content, ok=False, failure=failure)
+    def _failed(call: ToolCall, failure: Failure, content: str, repairs: list[str] | None = None) -> ToolResult:
+        return ToolResult(call, content, ok=False, failure=failure, repairs=repairs or [])
+
+
+def tools_by_name(tools: Iterable[Any]) -> dict[str, Tool]:
+    """Tools (or plain functions) by name; two tools with one name are an error, not a silent overwrite.
+
+    >>> def ping() -> str:
+    ...     '''Check the service.'''
+    >>> list(tools_by_name([ping]))
+    ['ping']
+    """
+    found: dict[str, Tool] = {}
+    for item in tools:
+        one = as_tool(item)
+        if one.name in found:
+            raise ValueError(f"two tools are named {one.name!r}; the model could not tell them apart. "
+                             f"Give one of them another name, e.g. @tool(name='{one.name}_2')")
+        found[one.name] = one
+    return found
+
+
+def _content(formatted: Any) -> tuple[str, list[dict[str, Any]]]:
+    """What a `format_result` returned, as (tool message text, other content parts)."""
+    if isinstance(formatted, str):
+        return formatted, []
+    if not isinstance(formatted, list) or not all(isinstance(p, dict) for p in formatted):
+        raise TypeError(f"format_result must return a str or a list of content parts, not {type(formatted).__name__}")
+    texts = [str(p.get("text", "")) for p in formatted if p.get("type") == "text"]
+    others = [p for p in formatted if p.get("type") != "text"]
+    return "\n".join(texts), others

@@ -161,7 +161,8 @@ def check_type(hint: Any, where: str, _seen: set[type] | None = None) -> None:
     >>> check_type(list[tuple[int, int]], "parameter 'points'")
     Traceback (most recent call last):
     ...
-    mini_framework.schema.ToolDefinitionError: parameter 'points': tuple[int, int] is not supported: JSON has no tuples; use list[T], or a Pydantic model with named fields
+    mini_framework.schema.ToolDefinitionError: parameter 'points': tuple[int, int] is not supported:
+      JSON has no tuples; use list[T], or a Pydantic model with named fields
     """
     seen = set() if _seen is None else _seen
     origin, args = get_origin(hint), get_args(hint)
@@ -179,7 +180,8 @@ def check_type(hint: Any, where: str, _seen: set[type] | None = None) -> None:
         return
     if origin is dict:
         if args and args[0] is not str:
-            raise ToolDefinitionError(f"{where}: {_name(hint)} is not supported: JSON object keys are strings; use dict[str, V]")
+            raise ToolDefinitionError(f"{where}: {_name(hint)} is not supported: JSON object keys are strings; "
+                                      "use dict[str, V]")
         return check_type(args[1], where, seen) if args else None
     if (origin or hint) in _REFUSED:
         raise ToolDefinitionError(f"{where}: {_name(hint)} is not supported: {_REFUSED[origin or hint]}")
@@ -218,7 +220,8 @@ def function_schema(func: Callable[..., Any], name: str, description: str | None
     >>> def add(a: int, b: int = 2):
     ...     '''Add two numbers.'''
     >>> function_schema(add, "add").json_schema
-    {'type': 'object', 'properties': {'a': {'type': 'integer'}, 'b': {'type': 'integer', 'default': 2}}, 'required': ['a']}
+    {'type': 'object', 'properties': {'a': {'type': 'integer'}, 'b': {'type': 'integer', 'default': 2}},
+     'required': ['a']}
     """
     label = f"{getattr(func, '__qualname__', name)}()"
     try:
@@ -299,8 +302,9 @@ def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Pydantic's JSON schema, made portable: `$ref`s inlined (`$defs` kept only for recursion), no `title`,
     `examples` or `additionalProperties: false`, and `const` written as a one-value `enum`.
 
-    >>> clean_schema({"$defs": {"P": {"title": "P", "type": "object", "properties": {"x": {"title": "X", "type": "number"}}}},
-    ...               "title": "M", "type": "object", "properties": {"p": {"$ref": "#/$defs/P"}}})
+    >>> point = {"title": "P", "type": "object", "properties": {"x": {"title": "X", "type": "number"}}}
+    >>> clean_schema({"$defs": {"P": point}, "title": "M", "type": "object",
+    ...               "properties": {"p": {"$ref": "#/$defs/P"}}})
     {'type': 'object', 'properties': {'p': {'type': 'object', 'properties': {'x': {'type': 'number'}}}}}
     """
     defs: dict[str, Any] = schema.get("$defs", {})
@@ -330,7 +334,7 @@ def _inline(node: Any, defs: dict[str, Any], keep: set[str]) -> Any:
     ref = node.get("$ref", "")
     if ref.startswith("#/$defs/") and ref.removeprefix("#/$defs/") not in keep:
         siblings = _inline({k: v for k, v in node.items() if k != "$ref"}, defs, keep)
-        return _ordered({**_inline(defs[ref.removeprefix("#/$defs/")], defs, keep), **siblings})
+        return _ordered({**_inline(follow_ref(node, defs), defs, keep), **siblings})
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in _DROPPED or (key == "additionalProperties" and value is False):
@@ -360,24 +364,31 @@ def is_nullable(schema: dict[str, Any]) -> bool:
             or any(is_nullable(s) for s in schema.get("anyOf", ())) or not schema.keys() - {"description", "default"})
 
 
-def drop_null_defaults(schema: dict[str, Any], data: Any, defs: dict[str, Any] | None = None) -> Any:
-    """`data` without the nulls that mean "not given": optional properties whose schema does not allow null.
+def follow_ref(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """`node`, or the definition its local `$ref` points to ({} if it points nowhere).
 
-    >>> drop_null_defaults({"type": "object", "properties": {"n": {"type": "integer", "default": 5}}}, {"n": None})
-    {}
+    >>> follow_ref({"$ref": "#/$defs/P"}, {"P": {"type": "object"}})
+    {'type': 'object'}
     """
-    defs = schema.get("$defs", {}) if defs is None else defs
-    if isinstance(schema.get("$ref"), str):  # a recursive model: follow the reference
-        schema = defs.get(schema["$ref"].removeprefix("#/$defs/"), {})
-    if isinstance(data, dict) and "properties" in schema:
-        props, required = schema["properties"], schema.get("required", ())
-        return {key: drop_null_defaults(props[key], value, defs) if key in props else value
-                for key, value in data.items()
-                if not (value is None and key in props and key not in required and not is_nullable(props[key]))}
-    if isinstance(data, list) and isinstance(schema.get("items"), dict):
-        return [drop_null_defaults(schema["items"], item, defs) for item in data]
-    branches = [s for s in schema.get("anyOf", ()) if s.keys() & {"properties", "items", "$ref"}]
-    return drop_null_defaults(branches[0], data, defs) if len(branches) == 1 and data is not None else data
+    ref = node.get("$ref")
+    if not isinstance(ref, str):
+        return node
+    target = defs.get(ref.removeprefix("#/$defs/"))
+    return target if isinstance(target, dict) else {}
+
+
+def structured_branch(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """The schema that describes a value's structure: `$ref` followed, and for an optional object or
+    list (`X | None`) its X branch; `node` itself when there is no single such branch.
+
+    >>> structured_branch({"anyOf": [{"$ref": "#/$defs/P"}, {"type": "null"}]}, {"P": {"properties": {}}})
+    {'properties': {}}
+    """
+    node = follow_ref(node, defs)
+    branches = [b for b in node.get("anyOf", ()) if isinstance(b, dict) and b.keys() & {"properties", "items", "$ref"}]
+    if len(branches) == 1:
+        return structured_branch(branches[0], defs)
+    return node
 
 
 # ----------------------------------------------------------------------------- strict mode
@@ -398,7 +409,8 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
     optional ones nullable, `$ref`s inlined, no defaults or unsupported keywords.
 
     >>> strict_schema({"type": "object", "properties": {"n": {"type": "integer", "default": 5}}})
-    {'type': 'object', 'properties': {'n': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}}, 'required': ['n'], 'additionalProperties': False}
+    {'type': 'object', 'properties': {'n': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}}, 'required': ['n'],
+     'additionalProperties': False}
     """
     schema = clean_schema(schema)
     if schema.get("type") != "object":

@@ -14,31 +14,32 @@ function stays callable as before, so notebooks and tests can call it directly.
     Tool.serialize_tools(tools)    the same for a list (Tools or plain functions)
     tool.validate(arguments)       the arguments a model sent -> a validated Pydantic model
     tool.bind(validated)           -> (args, kwargs) for the function
-    await tool.acall(arguments)    validate, bind, run (sync functions in a worker thread)
+    await tool.invoke(validated)   run it: awaited if async, in a worker thread if sync
+    await tool.acall(arguments)    repair and validate (arguments.prepare), then invoke: what the executor does
     tool_guidance(tools, context)  the tools' advice for the system prompt
 
 Concessions: argument *repair* (broken JSON, "一百二十三") lives in arguments.py, on top of
-`validate`; what happens to a result (errors, images, spilling long text) is the executor's job.
+`validate`; what happens to a result (errors, timeouts, images) is the executor's job.
 """
 from __future__ import annotations
 
-import asyncio
 import copy
 import functools
 import inspect
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, overload
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from .arguments import drop_null_defaults, prepare
 from .concurrency import in_thread
-from .schema import ToolDefinitionError, drop_null_defaults, function_schema, strict_schema
+from .schema import ToolDefinitionError, function_schema, strict_schema
 
 __all__ = ["Parameter", "Tool", "ToolDefinitionError", "as_tool", "tool", "tool_guidance"]
 
-NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Chat Completions API accepts
+NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # what the Chat Completions API accepts, used with fullmatch
 
 
 @dataclass
@@ -47,17 +48,12 @@ class Parameter:
 
     name: str  # the Python parameter name, also the JSON property name
     description: str  # from Annotated[...] / Field(description=...), else from the docstring; "" if none
-    type_annotation: Any  # the type hint as written (Annotated kept)
     required: bool  # True when the Python parameter has no default
-    default: Any = None  # the default value (meaningful only when not required)
-    example: Any = None  # the first of Field(examples=[...]), if any
 
     @classmethod
-    def of(cls, name: str, hint: Any, field: FieldInfo) -> Parameter:
+    def of(cls, name: str, field: FieldInfo) -> Parameter:
         """The record for one field of a tool's Pydantic model."""
-        default = None if field.is_required() else field.get_default(call_default_factory=True)
-        example = field.examples[0] if field.examples else None
-        return cls(name, field.description or "", hint, field.is_required(), default, example)
+        return cls(name, field.description or "", field.is_required())
 
 
 class Tool:
@@ -74,8 +70,7 @@ class Tool:
     name: str = ""  # what the model calls; default: the function's name, or the class name in snake_case
     description: str = ""  # when to use it; default: the docstring's summary (before Args:/Parameters)
     best_practices: str = ""  # advice for the system prompt, collected by tool_guidance()
-    prompt_injection_builder: Callable[[Any], str] | None = None  # context -> more advice, per run
-    too_long_to_file: bool = False  # spill very long string results to a file (lesson 10)
+    prompt_injection_builder: Callable[[Any], str] | None = None  # a run's context -> more advice (Agent.run)
     timeout: float | None = None  # seconds before the executor gives up on a call (None: the executor's default)
     strict: bool = False  # send the strict-mode schema (to_openai_tool's default)
 
@@ -87,7 +82,6 @@ class Tool:
         *,
         best_practices: str | None = None,
         prompt_injection_builder: Callable[[Any], str] | None = None,
-        too_long_to_file: bool | None = None,
         strict: bool | None = None,
         timeout: float | None = None,
     ) -> None:
@@ -96,14 +90,17 @@ class Tool:
         self.func: Callable[..., Any] = func if func is not None else self.run  # what a call runs
         if func is not None:
             functools.update_wrapper(self, func)  # __name__, __doc__, __wrapped__: help() and signature work
-        self.name = name or self.name or (getattr(func, "__name__", "") if func else _snake(type(self).__name__))
+        if name:
+            self.name = name
+        elif not self.name and func is not None:
+            self.name = getattr(func, "__name__", "")
+        elif not self.name:
+            self.name = _snake(type(self).__name__)
         check_name(self.name)
         if best_practices is not None:
             self.best_practices = best_practices
         if prompt_injection_builder is not None:
             self.prompt_injection_builder = prompt_injection_builder
-        if too_long_to_file is not None:
-            self.too_long_to_file = too_long_to_file
         if timeout is not None:
             self.timeout = timeout
         if strict is not None:
@@ -111,9 +108,9 @@ class Tool:
         schema = function_schema(self.func, self.name, description or self.description or None)
         self.description = schema.description or _first_paragraph(type(self).__doc__ if func is None else None)
         self.params_model: type[BaseModel] = schema.params_model  # validates arguments (built once, here)
-        self.parameters = [Parameter.of(n, hint, self.params_model.model_fields[n]) for n, hint in schema.hints.items()]
+        self.parameters = [Parameter.of(n, self.params_model.model_fields[n]) for n in schema.hints]
         self.json_schema: dict[str, Any] = schema.json_schema  # the `parameters` schema; treat as read-only
-        self.is_async: bool = _is_async(self.func)  # sync functions run in a thread when awaited via acall
+        self.is_async: bool = _is_async(self.func)  # sync functions run in a worker thread when invoked
         self._positional = schema.positional_only
         self._strict_schema: dict[str, Any] | None = None
         self._is_method = _first_param(self.func) in ("self", "cls")
@@ -155,11 +152,15 @@ class Tool:
         >>> def ping() -> str:
         ...     '''Check that the service is up.'''
         >>> tool(ping).to_openai_tool(strict=True)["function"]
-        {'name': 'ping', 'description': 'Check that the service is up.', 'parameters': {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False}, 'strict': True}
+        {'name': 'ping', 'description': 'Check that the service is up.',
+         'parameters': {'type': 'object', 'properties': {}, 'required': [], 'additionalProperties': False},
+         'strict': True}
         """
-        strict = self.strict if strict is None else strict
-        function = {"name": self.name, "description": self.description,
-                    "parameters": copy.deepcopy(self.strict_json_schema if strict else self.json_schema)}
+        if strict is None:
+            strict = self.strict
+        parameters = self.strict_json_schema if strict else self.json_schema
+        function: dict[str, Any] = {"name": self.name, "description": self.description,
+                                    "parameters": copy.deepcopy(parameters)}
         if strict:
             function["strict"] = True
         return {"type": "function", "function": function}
@@ -197,23 +198,59 @@ class Tool:
         kwargs = {p.name: values[p.name] for p in self.parameters if p.name not in self._positional}
         return args, kwargs
 
-    async def acall(self, arguments: Any) -> Any:
-        """Validate `arguments`, then run the function: awaited if async, in a worker thread if sync."""
-        args, kwargs = self.bind(self.validate(arguments))
+    async def invoke(self, validated: BaseModel) -> Any:
+        """Run the function with arguments that `validate` returned: awaited if async, in a worker
+        thread if sync (a daemon thread with the caller's contextvars: see concurrency.py)."""
+        args, kwargs = self.bind(validated)
         if self.is_async:
             return await self.func(*args, **kwargs)
-        result = await in_thread(lambda: self.func(*args, **kwargs))  # a daemon thread: see concurrency.py
-        return await result if inspect.isawaitable(result) else result
+        result = await in_thread(functools.partial(self.func, *args, **kwargs))
+        if inspect.isawaitable(result):  # a sync function that returned a coroutine
+            return await result
+        return result
+
+    async def acall(self, arguments: Any) -> Any:
+        """Repair and validate `arguments` as the executor does (arguments.prepare), then run the function.
+        Raises ArgumentsError for arguments that can't be used, and whatever the function raises."""
+        return await self.invoke(prepare(self, arguments))
 
 
+@overload
 def tool(
-    func: Callable[..., Any] | None = None,
+    func: Callable[..., Any],
+    /,
     *,
     name: str | None = None,
     description: str | None = None,
     best_practices: str | None = None,
     prompt_injection_builder: Callable[[Any], str] | None = None,
-    too_long_to_file: bool = False,
+    strict: bool = False,
+    timeout: float | None = None,
+) -> Tool: ...
+
+
+@overload
+def tool(
+    func: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    best_practices: str | None = None,
+    prompt_injection_builder: Callable[[Any], str] | None = None,
+    strict: bool = False,
+    timeout: float | None = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    best_practices: str | None = None,
+    prompt_injection_builder: Callable[[Any], str] | None = None,
     strict: bool = False,
     timeout: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
@@ -228,10 +265,12 @@ def tool(
     """
 
     def make(f: Callable[..., Any]) -> Tool:
-        return Tool(name, description, f, best_practices=best_practices, prompt_injection_builder=prompt_injection_builder,
-                    too_long_to_file=too_long_to_file, strict=strict, timeout=timeout)
+        return Tool(name, description, f, best_practices=best_practices,
+                    prompt_injection_builder=prompt_injection_builder, strict=strict, timeout=timeout)
 
-    return make if func is None else make(func)
+    if func is None:
+        return make
+    return make(func)
 
 
 def as_tool(obj: Any) -> Tool:
@@ -279,9 +318,10 @@ def check_name(name: str) -> None:
     >>> check_name("get weather")
     Traceback (most recent call last):
     ...
-    mini_framework.schema.ToolDefinitionError: tool name 'get weather' is not allowed: use 1-64 characters from a-z, A-Z, 0-9, '_' and '-', e.g. name='get_weather'
+    mini_framework.schema.ToolDefinitionError: tool name 'get weather' is not allowed:
+      use 1-64 characters from a-z, A-Z, 0-9, '_' and '-', e.g. name='get_weather'
     """
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         suggestion = re.sub(r"[^a-zA-Z0-9_-]+", "_", str(name)).strip("_")[:64] or "my_tool"
         raise ToolDefinitionError(f"tool name {name!r} is not allowed: use 1-64 characters from a-z, A-Z, 0-9, "
                                   f"'_' and '-', e.g. name={suggestion!r}")
@@ -307,4 +347,6 @@ def _first_param(func: Callable[..., Any]) -> str | None:
 
 def _is_async(func: Callable[..., Any]) -> bool:
     """True for `async def` functions and methods, and for objects whose `__call__` is one."""
-    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, "__call__", None))
+    if inspect.iscoroutinefunction(func):
+        return True
+    return callable(func) and inspect.iscoroutinefunction(type(func).__call__)

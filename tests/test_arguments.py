@@ -12,7 +12,6 @@ from pydantic import BaseModel, ValidationError, field_validator
 from mini_framework.arguments import REPAIRS, ArgumentsError, coerce, explain, parse_arguments, prepare, repair_json
 from mini_framework.tools import tool
 
-
 # ----------------------------------------------------------------------------- example tools
 
 class Location(BaseModel):

@@ -253,7 +253,7 @@ def test_a_failing_format_error_falls_back_to_the_default_envelope():
 
 
 def test_a_failing_format_result_is_reported_not_raised():
-    [r] = results([ToolCall("c", "add", '{"a": 1, "b": 2}')], format_result=lambda value: 1 / 0)
+    [r] = results([ToolCall("c", "add", '{"a": 1, "b": 2}')], format_result=lambda value, call, tool: 1 / 0)
     assert r.failure == "exception" and "ZeroDivisionError" in r.content
 
 
@@ -262,3 +262,181 @@ def test_keys_never_reach_the_log_but_the_traceback_does(caplog):
     results([ToolCall("c", "leaky", '{"path": "x"}')])
     assert "Traceback" in caplog.text and "ConnectionError" in caplog.text
     assert SECRET not in caplog.text and "[redacted]" in caplog.text
+
+
+# -- hostile tools ------------------------------------------------------------------------------
+
+def finishes_within(seconds: float, function) -> list:
+    """Run `function` in a daemon thread; its return value in a list, or AssertionError if it hangs."""
+    box: list = []
+    thread = threading.Thread(target=lambda: box.append(function()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s"
+    return box
+
+
+@tool
+def empty_next(x: int) -> int:
+    """Raises StopIteration, as next(iter([])) does."""
+    return next(iter([]))
+
+
+@pytest.mark.parametrize("timeout", [None, 30])
+def test_a_sync_tool_raising_stopiteration_is_an_exception_not_a_hang_or_a_timeout(timeout):
+    [[r]] = finishes_within(5, lambda: Executor([empty_next], timeout=timeout).run_sync([ToolCall("c", "empty_next", '{"x": 1}')]))
+    assert r.failure == "exception" and "StopIteration" in r.content and r.seconds < 5
+
+
+def test_an_async_tool_raising_stopiteration_is_an_exception():
+    @tool
+    async def async_next(x: int) -> int:
+        """Raises StopIteration inside a coroutine."""
+        return next(iter([]))
+
+    [r] = results([ToolCall("c", "async_next", '{"x": 1}')], tools=[async_next])
+    assert r.failure == "exception" and "StopIteration" in r.content
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_systemexit_from_a_tool_fails_that_call_and_the_batch_goes_on(kind):
+    def body(x: int) -> int:
+        """Exits, like argparse on bad input."""
+        raise SystemExit(2)
+
+    async def async_body(x: int) -> int:
+        """Exits, like argparse on bad input."""
+        raise SystemExit(2)
+
+    exits = tool(name="exits")(body if kind == "sync" else async_body)
+    out = results([ToolCall("a", "exits", '{"x": 1}'), ToolCall("b", "add", '{"a": 1, "b": 2}')], tools=[exits, add])
+    assert [r.failure for r in out] == ["exception", None] and "SystemExit" in out[0].content
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no message for you")
+
+
+@tool
+def raises_unprintable(x: int) -> int:
+    """Raises an exception whose message cannot be read."""
+    raise Unprintable()
+
+
+def test_an_exception_whose_str_raises_is_reported_and_the_batch_is_kept():
+    out = results([ToolCall("a", "raises_unprintable", '{"x": 1}'), ToolCall("b", "add", '{"a": 1, "b": 2}')],
+                  tools=[raises_unprintable, add])
+    assert [r.failure for r in out] == ["exception", None]
+    assert "Unprintable (its message could not be read)" in out[0].content
+
+
+def test_when_even_formatting_fails_the_configured_format_error_is_still_used():
+    def custom(exc, call):
+        return "custom: " + call.id
+
+    weird = ToolCall("c", ["not", "hashable"], "{}")  # a bug-shaped call: looking up its name raises
+    [r] = Executor([add], format_error=custom).run_sync([weird])
+    assert r.content == "custom: c" and r.failure == "exception"
+
+
+def test_nothing_escapes_even_when_every_formatter_fails():
+    def broken(exc, call):
+        raise RuntimeError("formatter bug")
+
+    out = results([ToolCall("a", "raises_unprintable", '{"x": 1}'), ToolCall("b", "add", '{"a": 1, "b": 2}')],
+                  tools=[raises_unprintable, add], format_error=broken)
+    assert out[0].failure == "exception" and json.loads(out[0].content)["status"] == "error" and out[1].ok
+
+
+def test_an_async_tool_that_swallows_cancellation_is_abandoned_at_its_timeout():
+    finished = threading.Event()
+
+    @tool(timeout=0.1)
+    async def stubborn(x: int) -> str:
+        """Ignores cancellation, then answers late."""
+        for _ in range(20):
+            try:
+                await asyncio.sleep(0.05)
+            except asyncio.CancelledError:
+                pass
+        finished.set()
+        return "late success"
+
+    [[r]] = finishes_within(5, lambda: results([ToolCall("c", "stubborn", '{"x": 1}')], tools=[stubborn]))
+    assert r.failure == "timeout" and "late success" not in r.content and r.seconds < 0.5
+
+
+def test_an_async_tool_that_never_ends_does_not_stop_the_run():
+    @tool(timeout=0.1)
+    async def forever(x: int) -> str:
+        """Ignores every cancellation, forever."""
+        while True:
+            try:
+                await asyncio.sleep(0.05)
+            except asyncio.CancelledError:
+                pass
+
+    [out] = finishes_within(5, lambda: results([ToolCall("a", "forever", '{"x": 1}'), ToolCall("b", "add", '{"a": 1, "b": 2}')],
+                                               tools=[forever, add]))
+    assert [r.failure for r in out] == ["timeout", None]
+
+
+def test_the_retry_budget_resets_when_the_tool_works_again():
+    executor = Executor([add], retry_budget=2)
+    bad, good = ToolCall("c", "add", '{"a": "x", "b": 1}'), ToolCall("c", "add", '{"a": 1, "b": 1}')
+    failures = [executor.run_sync([call])[0].failure for call in (bad, bad, good, bad, bad, bad)]
+    assert failures == ["invalid_arguments", "invalid_arguments", None, "invalid_arguments", "invalid_arguments",
+                        "gave_up"]
+
+
+def test_two_tools_with_one_name_are_refused():
+    @tool(name="add")
+    def other_add(x: int) -> int:
+        """Another add."""
+        return x
+
+    with pytest.raises(ValueError, match="two tools are named 'add'"):
+        Executor([add, other_add])
+
+
+def test_sync_tools_see_the_callers_context_variables():
+    import contextvars
+    request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="none")
+
+    @tool
+    def whoami(x: int) -> str:
+        """Reads a context variable."""
+        return request_id.get()
+
+    async def main() -> str:
+        request_id.set("req-42")
+        return (await Executor([whoami]).run([ToolCall("c", "whoami", '{"x": 1}')]))[0].content
+
+    assert asyncio.run(main()) == "req-42"
+
+
+def test_every_repair_is_recorded_on_the_result():
+    [r] = results([ToolCall("c", "add", "```json\n{'a': '一百二十三', 'b': 4,}\n```")])
+    assert r.ok and r.value == 127
+    assert r.repairs == ["code fence", "single quotes", "trailing commas", 'coerced a: "一百二十三" -> 123']
+    [clean] = results([ToolCall("c", "add", '{"a": 1, "b": 2}')])
+    assert clean.repairs == []
+
+
+def test_the_result_formatter_sees_the_call_and_the_tool_and_may_return_parts():
+    seen = []
+
+    def formatter(value, call, tool):
+        seen.append((call.id, tool.name))
+        return [{"type": "text", "text": f"sum {value}"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]
+
+    [r] = results([ToolCall("c", "add", '{"a": 1, "b": 2}')], format_result=formatter)
+    assert seen == [("c", "add")] and r.content == "sum 3" and r.message["content"] == "sum 3"
+    assert r.attachments == [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]
+
+
+def test_a_formatter_returning_something_else_is_reported():
+    [r] = results([ToolCall("c", "add", '{"a": 1, "b": 2}')], format_result=lambda value, call, tool: 42)
+    assert r.failure == "exception" and "format_result must return" in r.content

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 import mini_framework.schema as schema_module
 import mini_framework.tools as tools_module
+from mini_framework.arguments import ArgumentsError
 from mini_framework.tools import Parameter, Tool, ToolDefinitionError, as_tool, tool, tool_guidance
 from mini_framework.types import ImgPath, ImgUrl, Text
 
@@ -43,7 +44,7 @@ def add(a: int, b: int = 1) -> int:
 
 
 @tool(name="get_weather", description="获取天气信息", best_practices="Ask for the city if it is missing.",
-      too_long_to_file=True)
+      timeout=5)
 async def weather(location: Location, days: int = 1) -> dict[str, Any]:
     """获取指定位置的天气预报
 
@@ -54,7 +55,7 @@ async def weather(location: Location, days: int = 1) -> dict[str, Any]:
     return {"where": location.name or f"{location.latitude},{location.longitude}", "days": days}
 
 
-def describe_image(image: ImgPath, extra: list[ImgUrl] = [], caption: Text = Text("")) -> str:  # noqa: B006
+def describe_image(image: ImgPath, extra: list[ImgUrl] = [], caption: Text = Text("")) -> str:  # noqa: B006, B008
     """Describe an image.
 
     Args:
@@ -106,17 +107,17 @@ def test_bare_decorator_keeps_the_function_callable_and_described():
     assert add(2, 3) == 5 and add(a=2) == 3
     assert isinstance(add, Tool)
     assert (add.name, add.description, add.is_async) == ("add", "Add two integers.", False)
-    assert add.parameters == [Parameter("a", "The first", int, True), Parameter("b", "The second", int, False, 1)]
+    assert add.parameters == [Parameter("a", "The first", True), Parameter("b", "The second", False)]
     assert add.__name__ == "add" and "Add two integers" in add.__doc__
     assert str(inspect.signature(add)) == "(a: 'int', b: 'int' = 1) -> 'int'"
 
 
 def test_decorator_with_arguments_overrides_name_and_description_and_stores_options():
     assert (weather.name, weather.description) == ("get_weather", "获取天气信息")
-    assert weather.best_practices == "Ask for the city if it is missing." and weather.too_long_to_file is True
+    assert weather.best_practices == "Ask for the city if it is missing." and weather.timeout == 5
     assert weather.is_async and inspect.iscoroutinefunction(weather.func)
     assert asyncio.run(weather(Location(latitude=1, longitude=2))) == {"where": "1.0,2.0", "days": 1}  # still a coroutine function
-    assert weather.strict is False and add.too_long_to_file is False
+    assert weather.strict is False and add.timeout is None
 
 
 @pytest.mark.parametrize("make", [
@@ -141,6 +142,7 @@ def test_every_way_of_making_a_tool_gives_the_same_schema(make):
 @pytest.mark.parametrize("name, ok", [
     ("get_weather", True), ("get-weather-2", True), ("A" * 64, True), ("x", True),
     ("get weather", False), ("get.weather", False), ("天气", False), ("", False), ("A" * 65, False), ("<lambda>", False),
+    ("get_weather\n", False), ("\nget_weather", False), ("get_weather ", False), ("A" * 64 + "\n", False),
 ])
 def test_names_must_match_the_api_pattern(name, ok):
     def f(city: str) -> str:
@@ -426,9 +428,18 @@ def test_acall_validates_before_running():
         """Record."""
         calls.append(n)
         return n
-    with pytest.raises(ValidationError):
+    with pytest.raises(ArgumentsError, match="n: got \"many\""):
         asyncio.run(record.acall({"n": "many"}))
     assert calls == []
+
+
+def test_acall_repairs_what_the_executor_repairs():
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    assert asyncio.run(add.acall("{'a': '一百二十三', 'b': 4,}")) == 127
 
 
 def test_seed_examples_decorate_and_run():
@@ -450,7 +461,7 @@ def test_seed_examples_decorate_and_run():
 
 
 def test_the_examples_in_the_modules_docstrings_run():
-    assert doctest.testmod(tools_module).failed == 0
+    assert doctest.testmod(tools_module, optionflags=doctest.NORMALIZE_WHITESPACE).failed == 0
 
 
 def test_copies_of_a_tool_share_the_cached_model():
