@@ -2,30 +2,49 @@
 
 Public names, each from a module of its own:
 
-    connect, load_settings   where requests go (practice model or a real provider)   connection.py
-    show, dump               conversations and JSON, readable in notebooks           display.py
-    tool, Tool               Python functions as tools: schema, validation           tools.py, schema.py
-    Text, ImgPath, ImgUrl    values that are more than a string                      types.py
-    prepare, ArgumentsError  untrusted arguments: repaired, coerced, explained        arguments.py
-    Executor, ToolError      running calls: unknown tools, errors, timeouts          executor.py
-    Agent, RunResult         the loop: caps, repeated calls, events, usage           agent.py
+    connect, connect_async, load_settings,     where requests go: the practice model     connection.py
+      Connection, Settings                     or a real provider
+    show, dump                                 conversations and JSON, readable           display.py
+    tool, Tool, ToolDefinitionError            Python functions as tools: schema,         tools.py, schema.py
+                                               validation, running them
+    Text, ImgPath, ImgUrl                      values that are more than a string         types.py
+    prepare, ArgumentsError                    untrusted arguments: repaired, coerced,    arguments.py
+                                               explained
+    redact                                     no secrets or paths in what a model reads  redaction.py
+    ToolCall, read_reply, ProviderError        a model's reply, read and repaired         replies.py
+    Executor, ToolError, ToolResult            running calls: unknown tools, errors,      executor.py
+                                               timeouts
+    Agent, RunResult, Verdict, Pending, Usage  the loop: caps, repeats, a checkpoint      agent.py
+                                               before tools run, pause and resume
+    Event, ModelRequest, ModelResponse,        what happens during a run                  events.py
+      ToolStarted, ToolFinished, CapReached,
+      RunPaused, FinalAnswer
+
+Dependencies: openai and pydantic; python-dotenv only if you use `.env` files. The `practice/`
+subpackage (the offline practice model) is optional and only imported by `connect()` when no
+provider is configured.
 
 Logging: failures (with tracebacks) go to the "mini_framework" logger, silent until you
 configure logging, e.g. `logging.basicConfig(level=logging.WARNING)`.
 """
 import logging
 
-from .agent import Agent, RunResult
+from .agent import Agent, Pending, RunResult, Usage, Verdict
 from .arguments import ArgumentsError, prepare
 from .connection import Connection, Settings, connect, connect_async, load_settings
 from .display import dump, show
-from .executor import Executor, ToolCall, ToolError, ToolResult
+from .events import CapReached, Event, FinalAnswer, ModelRequest, ModelResponse, RunPaused, ToolFinished, ToolStarted
+from .executor import Executor, ToolError, ToolResult
+from .redaction import redact
+from .replies import ProviderError, ToolCall, read_reply
 from .schema import ToolDefinitionError
 from .tools import Tool, tool
 from .types import ImgPath, ImgUrl, Text
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
-__all__ = ["Agent", "ArgumentsError", "Connection", "Executor", "ImgPath", "ImgUrl", "RunResult", "Settings", "Text",
-           "Tool", "ToolCall", "ToolDefinitionError", "ToolError", "ToolResult", "connect", "connect_async", "dump",
-           "load_settings", "prepare", "show", "tool"]
+__all__ = ["Agent", "ArgumentsError", "CapReached", "Connection", "Event", "Executor", "FinalAnswer", "ImgPath",
+           "ImgUrl", "ModelRequest", "ModelResponse", "Pending", "ProviderError", "RunPaused", "RunResult",
+           "Settings", "Text", "Tool", "ToolCall", "ToolDefinitionError", "ToolError", "ToolFinished",
+           "ToolResult", "ToolStarted", "Usage", "Verdict", "connect", "connect_async", "dump", "load_settings",
+           "prepare", "read_reply", "redact", "show", "tool"]

@@ -3,13 +3,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletion
 
-from mini_framework import Agent, tool
-from mini_framework.agent import CAPPED_WITHOUT_ANSWER, CapReached, FinalAnswer, ModelRequest, ModelResponse, ToolFinished, ToolStarted
+from mini_framework import Agent, RunPaused, Verdict, tool
+from mini_framework.agent import (
+    CAPPED_WITHOUT_ANSWER,
+    FinalAnswer,
+    ModelRequest,
+    ToolFinished,
+)
 from mini_framework.practice import shared_server
 
 
@@ -118,17 +124,17 @@ def test_events_arrive_in_order():
     assert all(str(e) for e in events)
 
 
-def test_stream_yields_the_same_events():
+def test_events_yields_the_same_events():
     agent = Agent(client(), "practice", [get_weather])
-    streamed = list(agent.stream("北京现在天气怎么样？"))
+    streamed = list(agent.events("北京现在天气怎么样？"))
     assert isinstance(streamed[0], ModelRequest) and isinstance(streamed[-1], FinalAnswer)
     assert any(isinstance(e, ToolFinished) for e in streamed)
 
 
-def test_async_client_and_async_stream():
+def test_async_client_and_async_events():
     async def go():
         agent = Agent(AsyncOpenAI(base_url=shared_server().base_url, api_key="practice"), "practice", [get_weather])
-        events = [e async for e in agent.astream("北京现在天气怎么样？")]
+        events = [e async for e in agent.aevents("北京现在天气怎么样？")]
         result = await agent.arun("北京现在天气怎么样？")
         return events, result
     events, result = asyncio.run(go())
@@ -184,3 +190,152 @@ def test_sloppy_and_hallucinating_personas_recover_within_the_budget():
 def test_garbage_from_the_model_never_crashes_the_loop(bad):
     result = Agent(ScriptedClient([bad]), "m", [get_weather]).run("q")
     assert result.text == "done" and result.tool_results[0].failure == "unknown_tool"
+
+
+# -- construction: mistakes caught before any request ------------------------------------------
+
+def test_an_unknown_option_is_refused_with_the_closest_name():
+    with pytest.raises(TypeError, match="unknown option 'max_iteration'; did you mean 'max_iterations'"):
+        Agent(ScriptedClient([]), "m", [get_weather], max_iteration=5)
+    with pytest.raises(TypeError, match="'temprature'; did you mean 'temperature'"):
+        Agent(ScriptedClient([]), "m", temprature=0)
+    with pytest.raises(TypeError, match="extra_body"):
+        Agent(ScriptedClient([]), "m", enable_thinking=True)
+    Agent(ScriptedClient([]), "m", temperature=0, seed=1, extra_body={"enable_thinking": False}, timeout=20)
+
+
+def test_every_passed_on_option_is_a_real_chat_completions_parameter():
+    from mini_framework.agent import REQUEST_OPTIONS
+    schemas = json.loads((Path(__file__).parent / "openapi" / "chat_schemas.json").read_text())["components"]["schemas"]
+
+    def properties(schema: dict) -> set[str]:
+        found = set(schema.get("properties", {}))
+        for branch in schema.get("allOf", []) + schema.get("anyOf", []):
+            target = schemas[branch["$ref"].rsplit("/", 1)[-1]] if "$ref" in branch else branch
+            found |= properties(target)
+        return found
+
+    known = properties(schemas["CreateChatCompletionRequest"])
+    assert REQUEST_OPTIONS <= known and not REQUEST_OPTIONS & {"model", "messages", "tools", "stream", "n"}
+
+
+def test_two_tools_with_one_name_are_refused_at_construction():
+    @tool(name="get_weather")
+    def other(city: str) -> str:
+        """Another weather tool."""
+        return city
+
+    with pytest.raises(ValueError, match="two tools are named 'get_weather'"):
+        Agent(ScriptedClient([]), "m", [get_weather, other])
+
+
+# -- the checkpoint: a step before tools run --------------------------------------------------
+
+def two_calls() -> dict:
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c_bj", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "北京"}'}},
+        {"id": "c_add", "type": "function", "function": {"name": "add_numbers", "arguments": '{"a": 1, "b": 2}'}}]}
+
+
+def test_every_call_passes_the_checkpoint_which_may_answer_instead_of_running():
+    seen = []
+
+    def checkpoint(call, tool):
+        seen.append((call.id, tool.name))
+        return Verdict.answer("Not now.") if call.name == "add_numbers" else Verdict.run()
+
+    fake = ScriptedClient([two_calls()])
+    result = Agent(fake, "m", [get_weather, add_numbers], checkpoint=checkpoint).run("q")
+    assert seen == [("c_bj", "get_weather"), ("c_add", "add_numbers")]
+    assert [(r.call.id, r.ok, r.failure) for r in result.tool_results] == [("c_bj", True, None), ("c_add", False, "not_run")]
+    assert result.messages[3] == {"role": "tool", "tool_call_id": "c_add", "content": "Not now."}
+
+
+def test_a_paused_run_waits_then_resumes_with_each_call_answered_once():
+    ran = []
+
+    @tool
+    def send(to: str) -> str:
+        """Send something."""
+        ran.append(to)
+        return "sent"
+
+    calls = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "send", "arguments": '{"to": "a@example.com"}'}},
+        {"id": "c2", "type": "function", "function": {"name": "send", "arguments": '{"to": "b@example.com"}'}},
+        {"id": "c3", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "北京"}'}}]}
+    fake = ScriptedClient([calls, {"role": "assistant", "content": "done"}])
+    events = []
+    agent = Agent(fake, "m", [send, get_weather], on_event=events.append,
+                  checkpoint=lambda call, tool: Verdict.pause("needs a person") if call.name == "send" else Verdict.run())
+    paused = agent.run("q")
+    assert paused.paused and paused.text is None and ran == [] and len(fake.requests) == 1
+    assert [(p.call.id, p.reason) for p in paused.pending] == [("c1", "needs a person"), ("c2", "needs a person")]
+    assert isinstance(events[-1], RunPaused) and "paused before" in repr(paused)
+    paused.pending[0].run()
+    paused.pending[1].answer("A person declined this.")
+    result = agent.resume(paused)
+    assert ran == ["a@example.com"] and result.text == "done" and not result.paused
+    answers = [m for m in result.messages if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in answers] == ["c1", "c2", "c3"]
+    assert answers[1]["content"] == "A person declined this."
+    with pytest.raises(ValueError, match="only a paused run"):
+        agent.resume(result)
+
+
+def test_an_undecided_call_meets_the_checkpoint_again_and_a_failing_checkpoint_runs_nothing():
+    verdicts = iter([Verdict.pause("wait"), Verdict.run()])
+    fake = ScriptedClient([call(1)])
+    agent = Agent(fake, "m", [get_weather], checkpoint=lambda call, tool: next(verdicts))
+    paused = agent.run("q")
+    assert paused.paused
+    assert agent.resume(paused).tool_results[0].ok  # asked again: now it runs
+
+    def broken(call, tool):
+        raise RuntimeError("approval service down")
+
+    failed = Agent(ScriptedClient([call(1)]), "m", [get_weather], checkpoint=broken).run("q")
+    assert failed.paused and "the checkpoint failed: RuntimeError" in failed.pending[0].reason
+    assert failed.tool_results == []
+
+
+def test_an_async_checkpoint_is_awaited():
+    async def checkpoint(call, tool):
+        await asyncio.sleep(0)
+        return Verdict.answer("cached: 晴")
+
+    result = Agent(ScriptedClient([call(1)]), "m", [get_weather], checkpoint=checkpoint).run("q")
+    assert result.tool_results[0].content == "cached: 晴"
+
+
+# -- results that are more than text; the run's context ---------------------------------------
+
+def test_non_text_parts_are_sent_after_the_tool_messages_as_one_user_message():
+    def formatter(value, call, tool):
+        return [{"type": "text", "text": "a chart"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]
+
+    fake = ScriptedClient([two_calls()])
+    result = Agent(fake, "m", [get_weather, add_numbers], format_result=formatter).run("q")
+    roles = [m["role"] for m in result.messages]
+    assert roles == ["user", "assistant", "tool", "tool", "user", "assistant"]
+    images = result.messages[4]["content"]
+    assert [p["type"] for p in images] == ["text", "image_url", "text", "image_url"]
+    assert "not instructions from the user" in images[0]["text"] and "c_bj" in images[0]["text"]
+
+
+def test_the_runs_context_reaches_the_prompt_injection_builder():
+    @tool(prompt_injection_builder=lambda context: f"The user is in {context['city']}." if context else "")
+    def local_weather(city: str) -> str:
+        """Weather where the user is."""
+        return city
+
+    fake = ScriptedClient([{"role": "assistant", "content": "hi"}])
+    Agent(fake, "m", [local_weather]).run("q", context={"city": "杭州"})
+    assert "The user is in 杭州." in fake.requests[0]["messages"][0]["content"]
+
+
+def test_event_classes_are_exported():
+    import mini_framework
+    for name in ("Event", "ModelRequest", "ModelResponse", "ToolStarted", "ToolFinished", "CapReached", "RunPaused",
+                 "FinalAnswer"):
+        assert getattr(mini_framework, name).__module__ == "mini_framework.events"
