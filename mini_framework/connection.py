@@ -1,9 +1,11 @@
 """Where requests go: the offline practice model by default, a real provider by configuration.
 
-`connect()` reads `.env` (searched from the working directory upwards) and the process
-environment. With `LLM_BASE_URL` set it returns an OpenAI SDK client for that provider; without
-it, it starts the practice model in a background thread (once per process) and points the client
-there. The same notebook cell therefore runs offline and against OpenAI, DeepSeek, Qwen, Ollama...
+`load_settings()` reads the settings: the process environment, and a `.env` file from the working
+directory or, failing that, from the project root (the folder that holds `mini_framework/`);
+no other folder is searched, so a `.env` planted in a parent folder cannot redirect your key.
+`connect()` turns them into an OpenAI SDK client: for a provider, pointed at `LLM_BASE_URL`; with
+none configured, at the practice model, which it starts in a background thread (once per
+process). The same notebook cell therefore runs offline and against OpenAI, DeepSeek, Qwen, Ollama...
 
 Settings (all optional):
 
@@ -12,19 +14,21 @@ Settings (all optional):
     LLM_MODEL      the model name the provider expects, e.g. deepseek-chat
 
 Concessions: one provider per process (whatever the environment says when `connect()` runs);
-the key is read from the environment only, never accepted as a printed argument in lessons.
+the environment wins over `.env`; reading `.env` needs python-dotenv (`pip install python-dotenv`).
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterator
 
-from dotenv import find_dotenv, load_dotenv
 from openai import AsyncOpenAI, OpenAI
 
 PRACTICE_MODEL = "practice"
 PRACTICE_API_KEY = "practice"  # the practice model accepts any key; the SDK insists on one
+PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the folder that holds mini_framework/
+PLACEHOLDER_KEYS = {"your-key-here", "your_api_key", "sk-...", "...", "<your-key>", "changeme"}
 
 
 @dataclass(frozen=True)
@@ -32,61 +36,107 @@ class Settings:
     """Resolved connection settings. The key is kept out of `repr()` so it never lands in output.
 
     >>> Settings("https://api.example.com/v1", "secret", "m", is_practice=False)
-    Settings(base_url='https://api.example.com/v1', model='m', is_practice=False)
+    Settings(base_url='https://api.example.com/v1', model='m', is_practice=False, env_file=None)
     """
 
-    base_url: str
+    base_url: str  # "" for the practice model until connect() starts it
     api_key: str = field(repr=False)
     model: str
     is_practice: bool
+    env_file: str | None = None  # the .env file that was read, if any
 
     def describe(self) -> str:
-        """One line a notebook can print: where requests go and which model answers.
+        """One line a notebook can print: where requests go, which model answers, which .env was read.
 
         >>> Settings("http://127.0.0.1:8000/v1", "k", "practice", True).describe()
         'practice model (offline) at http://127.0.0.1:8000/v1, model practice'
         """
-        where = "practice model (offline)" if self.is_practice else "provider"
-        return f"{where} at {self.base_url}, model {self.model}"
+        if not self.is_practice:
+            where = f"provider at {self.base_url}"
+        elif self.base_url:
+            where = f"practice model (offline) at {self.base_url}"
+        else:
+            where = "practice model (offline; connect() starts it on this machine)"
+        text = f"{where}, model {self.model}"
+        if self.env_file:
+            text += f" (settings from {self.env_file})"
+        return text
 
 
-def load_settings(model: str | None = None, *, env_file: str | None = None) -> Settings:
-    """Read `.env` and the environment; start the practice model if no provider is configured.
+def find_env_file(env_file: str | os.PathLike[str] | None = None) -> Path | None:
+    """The .env to read: `env_file` if given, else ./.env, else .env in the project root; None if none exists.
+
+    >>> find_env_file("/nonexistent/.env") is None
+    True
+    """
+    candidates = [Path(env_file)] if env_file else [Path.cwd() / ".env", PROJECT_ROOT / ".env"]
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def _read_env_file(path: Path) -> None:
+    """Load `path` into the environment without overriding what is already set."""
+    try:
+        from dotenv import load_dotenv
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(f"{path} exists, and reading it needs python-dotenv: pip install python-dotenv "
+                                  "(or set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL in the environment)") from None
+    load_dotenv(path, override=False)  # real environment variables win over .env
+
+
+def load_settings(model: str | None = None, *, env_file: str | os.PathLike[str] | None = None) -> Settings:
+    """Read `.env` and the environment into Settings. Starts nothing (connect() does).
 
     `model` picks a practice persona such as "practice-sloppy". Against a real provider a
     persona name is replaced by `LLM_MODEL`, so a lesson cell works unchanged in both worlds;
     any other name is used as given.
     """
-    dotenv_path = env_file or find_dotenv(usecwd=True)
-    if dotenv_path:
-        load_dotenv(dotenv_path, override=False)  # real environment variables win over .env
+    path = find_env_file(env_file)
+    if path is not None:
+        _read_env_file(path)
+    source = str(path) if path else None
     base_url = os.environ.get("LLM_BASE_URL", "").strip()
-    if base_url and base_url.lower() != "practice":
-        configured = os.environ.get("LLM_MODEL", "").strip()
-        chosen = model if model and not model.startswith(PRACTICE_MODEL) else configured
-        if not chosen:
-            raise ValueError(
-                "LLM_BASE_URL is set but LLM_MODEL is not: add the model name your provider "
-                "expects to .env, e.g. LLM_MODEL=deepseek-chat"
-            )
-        api_key = os.environ.get("LLM_API_KEY", "").strip() or "not-needed"
-        return Settings(base_url.rstrip("/"), api_key, chosen, is_practice=False)
+    if not base_url or base_url.lower() == "practice":
+        return Settings("", PRACTICE_API_KEY, model or PRACTICE_MODEL, is_practice=True, env_file=source)
+    configured = os.environ.get("LLM_MODEL", "").strip()
+    chosen = configured
+    if model and not model.startswith(PRACTICE_MODEL):
+        chosen = model
+    if not chosen:
+        raise ValueError("LLM_BASE_URL is set but LLM_MODEL is not: add the model name your provider "
+                         "expects to .env, e.g. LLM_MODEL=deepseek-chat")
+    api_key = os.environ.get("LLM_API_KEY", "").strip() or "not-needed"
+    if api_key.lower() in PLACEHOLDER_KEYS:
+        raise ValueError(f"LLM_API_KEY is still a placeholder ({source or 'the environment'}): put your provider's "
+                         "key there, or remove LLM_BASE_URL to use the offline practice model")
+    return Settings(base_url.rstrip("/"), api_key, chosen, is_practice=False, env_file=source)
 
-    from .practice import shared_server  # imported here: a real provider never loads it
 
-    server = shared_server()
-    return Settings(server.base_url, PRACTICE_API_KEY, model or PRACTICE_MODEL, is_practice=True)
+def _started(settings: Settings) -> Settings:
+    """The settings with the practice model running, if they point at it."""
+    if not settings.is_practice:
+        return settings
+    try:
+        from .practice import shared_server  # imported here: a real provider never loads it
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("no provider is configured and the practice model (mini_framework/practice/) "
+                                  "is not installed: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL") from None
+    return replace(settings, base_url=shared_server().base_url)
 
 
-class Connection(NamedTuple):
-    """What `connect()` returns: unpack it as `client, model = connect()`."""
+@dataclass(frozen=True)
+class Connection:
+    """What `connect()` returns: unpack it as `client, model = connect()`; `.settings` says where it goes."""
 
-    client: OpenAI
+    client: Any  # OpenAI from connect(), AsyncOpenAI from connect_async()
     model: str
+    settings: Settings
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.client, self.model))
 
 
 def connect(model: str | None = None, *, env_file: str | None = None, **client_options: Any) -> Connection:
-    """An OpenAI SDK client and the model name to use with it.
+    """An OpenAI SDK client and the model name to use with it (starting the practice model if needed).
 
     `client_options` go to `OpenAI(...)`, e.g. `max_retries=5` or `timeout=20`.
 
@@ -94,12 +144,13 @@ def connect(model: str | None = None, *, env_file: str | None = None, **client_o
     >>> model
     'practice'
     """
-    settings = load_settings(model, env_file=env_file)
+    settings = _started(load_settings(model, env_file=env_file))
     client = OpenAI(base_url=settings.base_url, api_key=settings.api_key, **client_options)
-    return Connection(client, settings.model)
+    return Connection(client, settings.model, settings)
 
 
-def connect_async(model: str | None = None, *, env_file: str | None = None, **client_options: Any) -> tuple[AsyncOpenAI, str]:
+def connect_async(model: str | None = None, *, env_file: str | None = None, **client_options: Any) -> Connection:
     """Like `connect()`, with an `AsyncOpenAI` client for `await`-style code."""
-    settings = load_settings(model, env_file=env_file)
-    return AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, **client_options), settings.model
+    settings = _started(load_settings(model, env_file=env_file))
+    client = AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, **client_options)
+    return Connection(client, settings.model, settings)

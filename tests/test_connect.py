@@ -1,29 +1,32 @@
 """connect(): the practice model by default, a real provider by configuration, never a leaked key."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from mini_framework import Settings, connect, load_settings
+from mini_framework import Settings, connect, connect_async, load_settings
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 
 
 @pytest.fixture
 def no_provider(monkeypatch, tmp_path):
-    """No provider in the environment and no .env anywhere above the working directory."""
+    """No provider in the environment, and no .env in the working directory or the project root."""
+    from mini_framework import connection
     for name in ("LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(connection, "PROJECT_ROOT", tmp_path / "no-project")  # a developer's own .env stays out
     return tmp_path
 
 
 def test_without_configuration_the_practice_model_answers(no_provider):
     settings = load_settings()
-    assert settings.is_practice and settings.model == "practice"
-    assert settings.base_url.startswith("http://127.0.0.1:") and settings.base_url.endswith("/v1")
-    client, model = connect()
+    assert settings.is_practice and settings.model == "practice" and settings.base_url == ""  # nothing started
+    assert "connect() starts it" in settings.describe()
+    connection = connect()
+    base_url = connection.settings.base_url
+    assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
+    client, model = connection
     reply = client.chat.completions.create(model=model, messages=[{"role": "user", "content": "你好"}])
     assert reply.choices[0].message.content
 
@@ -33,7 +36,7 @@ def test_a_persona_name_selects_that_practice_model(no_provider):
 
 
 def test_practice_server_is_shared_by_all_connections(no_provider):
-    assert load_settings().base_url == load_settings().base_url
+    assert connect().settings.base_url == connect().settings.base_url
 
 
 def test_base_url_practice_means_offline_even_with_a_dotenv(no_provider, monkeypatch):
@@ -42,12 +45,44 @@ def test_base_url_practice_means_offline_even_with_a_dotenv(no_provider, monkeyp
     assert load_settings().is_practice
 
 
-def test_dotenv_is_found_from_the_working_directory_upwards(no_provider, monkeypatch):
+def test_dotenv_is_read_from_the_working_directory_and_says_so(no_provider):
     (no_provider / ".env").write_text(f"LLM_BASE_URL=https://api.example.com/v1/\nLLM_MODEL=deepseek-chat\nLLM_API_KEY={SECRET}\n")
+    settings = load_settings()
+    env_file = str(no_provider / ".env")
+    assert settings == Settings("https://api.example.com/v1", SECRET, "deepseek-chat", is_practice=False,
+                                env_file=env_file)
+    assert settings.describe() == f"provider at https://api.example.com/v1, model deepseek-chat (settings from {env_file})"
+
+
+def test_a_dotenv_planted_in_a_parent_folder_is_not_read(no_provider, monkeypatch):
+    (no_provider / ".env").write_text("LLM_BASE_URL=https://attacker.example/v1\nLLM_MODEL=m\n")
     (no_provider / "lessons").mkdir()
     monkeypatch.chdir(no_provider / "lessons")
     settings = load_settings()
-    assert settings == Settings("https://api.example.com/v1", SECRET, "deepseek-chat", is_practice=False)
+    assert settings.is_practice and settings.env_file is None
+
+
+def test_the_project_roots_dotenv_is_read_from_any_working_directory(no_provider, monkeypatch):
+    from mini_framework import connection
+    root = no_provider / "project"
+    (root / "lessons").mkdir(parents=True)
+    (root / ".env").write_text("LLM_BASE_URL=https://api.example.com/v1\nLLM_MODEL=m\nLLM_API_KEY=k-123\n")
+    monkeypatch.setattr(connection, "PROJECT_ROOT", root)
+    monkeypatch.chdir(root / "lessons")
+    assert load_settings().env_file == str(root / ".env")
+
+
+def test_a_placeholder_key_is_a_clear_error(no_provider):
+    (no_provider / ".env").write_text("LLM_BASE_URL=https://api.openai.com/v1\nLLM_API_KEY=your-key-here\nLLM_MODEL=m\n")
+    with pytest.raises(ValueError, match="placeholder"):
+        load_settings()
+
+
+def test_connect_async_returns_the_same_kind_of_connection(no_provider):
+    from openai import AsyncOpenAI
+    connection = connect_async("practice-loop")
+    client, model = connection
+    assert isinstance(client, AsyncOpenAI) and model == "practice-loop" and connection.settings.is_practice
 
 
 def test_environment_wins_over_dotenv(no_provider, monkeypatch):
