@@ -39,7 +39,9 @@ class MarkerError(ValueError):
 def stub_code(source: str) -> str:
     """Replace every solution region in a code cell with its stub.
 
-    >>> print(stub_code("def f():\\n    ### BEGIN SOLUTION\\n    return 1\\n    ### STUB\\n    # return None\\n    ### END SOLUTION"))
+    >>> solved = ("def f():\\n    ### BEGIN SOLUTION\\n    return 1\\n"
+    ...           "    ### STUB\\n    # return None\\n    ### END SOLUTION")
+    >>> print(stub_code(solved))
     def f():
         return None
     """
@@ -105,7 +107,8 @@ def build(root: Path = ROOT, check: bool = False) -> list[str]:
         if not check:
             target.parent.mkdir(exist_ok=True)
             nbformat.write(lesson, target)
-    extra = {p.name for p in (root / "lessons").glob("*.ipynb")} - {p.name for p in (root / "solutions").glob("*.ipynb")}
+    solved = {p.name for p in (root / "solutions").glob("*.ipynb")}
+    extra = {p.name for p in (root / "lessons").glob("*.ipynb")} - solved
     return stale + sorted(f"{name} (no solution)" for name in extra)
 
 

@@ -41,11 +41,13 @@ def execute_tool_call(execute_tool_call: Callable[[dict], str]) -> CheckResult:
         weather = solved(execute_tool_call(CALL))
         assert weather == json.dumps(WEATHER["上海"], ensure_ascii=False), (
             f"get_weather(city='上海') should give {json.dumps(WEATHER['上海'], ensure_ascii=False)}, got {weather!r}")
-        add = {"id": "call_check0002", "type": "function", "function": {"name": "add_numbers", "arguments": '{"a": 2, "b": 40}'}}
+        add = {"id": "call_check0002", "type": "function",
+               "function": {"name": "add_numbers", "arguments": '{"a": 2, "b": 40}'}}
         total = execute_tool_call(add)
         assert isinstance(total, str), f"return a string (the tool message content), not {type(total).__name__}"
         assert float(total) == 42, f"add_numbers(a=2, b=40) should give '42', got {total!r}"
-        unknown = {"id": "call_check0003", "type": "function", "function": {"name": "calculate_discount", "arguments": "{}"}}
+        unknown = {"id": "call_check0003", "type": "function",
+                   "function": {"name": "calculate_discount", "arguments": "{}"}}
         error = execute_tool_call(unknown)
         assert isinstance(error, str), f"an unknown tool should give an error string, got {type(error).__name__}"
         parsed = json.loads(error)

@@ -28,7 +28,8 @@ def answer_tool_calls(answer_tool_calls: Callable[[Any], list]) -> CheckResult:
         answers = solved(answer_tool_calls(message))
         assert isinstance(answers, list), f"return a list of messages, not {type(answers).__name__}"
         ids = [a.get("tool_call_id") for a in answers]
-        assert ids == ["call_A", "call_B", "call_C"], f"expected one answer per call in order (call_A, call_B, call_C), got {ids}"
+        assert ids == ["call_A", "call_B", "call_C"], \
+            f"expected one answer per call in order (call_A, call_B, call_C), got {ids}"
         assert all(a.get("role") == "tool" for a in answers), 'every answer needs role "tool"'
         assert answers[0]["content"] == json.dumps(WEATHER["广州"], ensure_ascii=False), "call_A is get_weather(广州)"
         assert float(answers[1]["content"]) == 3.5, "call_B is add_numbers(1.5, 2) = 3.5"

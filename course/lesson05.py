@@ -28,8 +28,9 @@ def unknown_tool_error(message: Callable[[str, list[str]], str]) -> CheckResult:
         if not practice_in_use():
             return "near and far misses answered"
         client, model = connect("practice-hallucinate")
+        numbers = {"a": {"type": "number"}, "b": {"type": "number"}}
         tools = [{"type": "function", "function": {"name": n, "description": d, "parameters": {
-            "type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}}}
+            "type": "object", "properties": numbers, "required": ["a", "b"]}}}
             for n, d in (("add_numbers", "计算两个数字相加的结果"), ("multiply", "计算两个数字相乘的结果"))]
         messages: list[Any] = [{"role": "user", "content": QUESTION}]
         first = client.chat.completions.create(model=model, messages=messages, tools=tools).choices[0].message
@@ -71,7 +72,8 @@ def calculate_discount(discount_tool: Any, tools: list[Any]) -> CheckResult:
                 break
             called += [c.function.name for c in message.tool_calls]
             messages += [r.message for r in executor.run_sync(message.tool_calls)]
-        assert called == ["calculate_discount"], f"the model called {called}: describe the tool so it fits better than multiply"
+        assert called == ["calculate_discount"], \
+            f"the model called {called}: describe the tool so it fits better than multiply"
         answer = messages[-1].content or ""
         assert "160" in answer, f"the answer should say 160: {answer!r}"
         return f"the model used your tool at once: {json.dumps(called)} → {answer}"

@@ -65,7 +65,8 @@ def _tool_call(call_id: str, arguments: str) -> ChatCompletionMessageToolCall:
 def _check_reply(reply: Any, call: Any) -> None:
     assert isinstance(reply, dict), f"return the tool message as a dict, not {type(reply).__name__}"
     assert reply.get("role") == "tool", 'the answer is a message with role "tool"'
-    assert reply.get("tool_call_id") == call.id, f"answer call {call.id} with its own id, not {reply.get('tool_call_id')!r}"
+    assert reply.get("tool_call_id") == call.id, \
+        f"answer call {call.id} with its own id, not {reply.get('tool_call_id')!r}"
     assert isinstance(reply.get("content"), str) and reply["content"], "the content must be a non-empty string"
 
 

@@ -51,15 +51,18 @@ def format_error(format_error: Callable[[BaseException, ToolCall], str]) -> Chec
             envelope = envelopes[name]
             assert isinstance(envelope, dict) and envelope.get("status") == "error", (
                 f'the envelope needs "status": "error": {envelope}')
-            assert isinstance(envelope.get("error"), str) and envelope["error"], f'give it an "error" message: {envelope}'
+            assert isinstance(envelope.get("error"), str) and envelope["error"], \
+                f'give it an "error" message: {envelope}'
             assert "Traceback" not in result.content, "no traceback: that goes to the log"
             assert isinstance(envelope.get("retryable"), bool), f'"retryable" must be true or false: {envelope}'
-        assert KEY not in envelopes["forecast"]["error"], f"the API key leaked: {envelopes['forecast']['error']!r}; use redact()"
+        assert KEY not in envelopes["forecast"]["error"], \
+            f"the API key leaked: {envelopes['forecast']['error']!r}; use redact()"
         assert "/srv/app" not in envelopes["forecast"]["error"], "a source path leaked; use redact()"
         assert "ConnectionError" in envelopes["forecast"]["error"], "name the exception's type"
         assert "lookup" in envelopes["lookup"]["error"] and "KeyError" in envelopes["lookup"]["error"], (
             f"name the tool and the exception's type: {envelopes['lookup']['error']!r}")
-        assert envelopes["guarded"]["error"] == str(ToolError(f"天气服务暂时查不到深圳，请尝试查询其他城市（支持：{'、'.join(WEATHER)}）")), (
+        expected = str(ToolError(f"天气服务暂时查不到深圳，请尝试查询其他城市（支持：{'、'.join(WEATHER)}）"))
+        assert envelopes["guarded"]["error"] == expected, (
             f"a ToolError's text goes to the model unchanged, got {envelopes['guarded']['error']!r}")
         flags = {name: e["retryable"] for name, e in envelopes.items()}
         assert flags == {"forecast": True, "lookup": False, "guarded": False}, (
