@@ -1,7 +1,7 @@
 """The arguments a model sends, made safe: lenient JSON, number words, and errors a model can act on.
 
 A model only *proposes* a call: `function.arguments` is untrusted text, sometimes broken JSON,
-sometimes `{"a": "一百二十三", "b": 456}` (the article's §4.1). The pipeline, top to bottom:
+sometimes `{"a": "一百二十三", "b": 456}`: a number written out in words. The pipeline, top to bottom:
 
     parse_arguments(raw)          text -> dict; `repair_json` fixes common breakage and names each fix
     coerce(schema, value)         "一百二十三" -> 123, "是" -> True where the schema wants a number/boolean
@@ -63,7 +63,9 @@ class Problem:
         if self.kind == "unknown":
             hint = f" ({self.hint})" if self.hint else ""
             return f"- {self.field}: unknown field{hint}; the fields are: {self.expected}"
-        return f"- {self.field}: got {self.received}; {'' if self.kind == 'rejected' else 'expected '}{self.expected}"
+        if self.kind == "rejected":  # a validator's own sentence
+            return f"- {self.field}: got {self.received}; {self.expected}"
+        return f"- {self.field}: got {self.received}; expected {self.expected}"
 
 
 class ArgumentsError(ValueError):
@@ -204,7 +206,9 @@ def _unterminated(text: str) -> str:
     ('{"a": [1, "b"]}', '{"a": 1}')
     """
     closers, open_string = [], False
-    for m in _TOKENS.finditer(text) if text.startswith("{") else ():
+    if not text.startswith("{"):
+        return text
+    for m in _TOKENS.finditer(text):
         if m["string"] is not None:
             open_string = not m["closed"]
         elif m[0] in "{[":
@@ -214,7 +218,9 @@ def _unterminated(text: str) -> str:
         else:
             return text  # a mismatched bracket is not a cut-off: leave it
     if open_string:
-        text = (text[:-1] if (len(text) - len(text.rstrip("\\"))) % 2 else text) + '"'
+        if (len(text) - len(text.rstrip("\\"))) % 2:  # a dangling escape: drop it before closing the string
+            text = text[:-1]
+        text += '"'
     text = text.rstrip().rstrip(",")
     if closers and closers[-1] == "}":
         text = _DANGLING_KEY.sub("", text).rstrip().rstrip(",")
@@ -345,7 +351,7 @@ def coerce(schema: dict[str, Any], value: Any, _defs: dict[str, Any] | None = No
     ...        {"a": "一百二十三", "ok": "是", "other": "12"})
     {'a': 123, 'ok': True, 'other': '12'}
     """
-    defs = schema.get("$defs", {}) if _defs is None else _defs
+    defs = _defs if _defs is not None else schema.get("$defs", {})
     schema = follow_ref(schema, defs)  # a recursive model
     if _depth > 64:  # deeper than any real tool's arguments: leave the rest to validation
         return value
@@ -365,7 +371,9 @@ def coerce(schema: dict[str, Any], value: Any, _defs: dict[str, Any] | None = No
         coerced_object = {}
         for key, item in value.items():
             sub_schema = schema.get("properties", {}).get(key, extra)
-            coerced_object[key] = coerce(sub_schema, item, defs, _depth + 1) if sub_schema else item
+            if sub_schema:
+                item = coerce(sub_schema, item, defs, _depth + 1)
+            coerced_object[key] = item
         return coerced_object
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [coerce(schema["items"], v, defs, _depth + 1) for v in value]
@@ -452,7 +460,9 @@ def _report(error: ValidationError, tool_name: str, arguments: Any,
     """The message (a header, at most MAX_PROBLEMS lines, what to do) and the problems behind it."""
     problems = _problems(error.errors(include_url=False)[:MAX_ERRORS], arguments, schema)
     hidden = len(problems) - MAX_PROBLEMS + max(error.error_count() - MAX_ERRORS, 0)
-    lines = [p.line() for p in problems[:MAX_PROBLEMS]] + ([f"- ... and {hidden} more"] if hidden > 0 else [])
+    lines = [p.line() for p in problems[:MAX_PROBLEMS]]
+    if hidden > 0:
+        lines.append(f"- ... and {hidden} more")
     tail = f"Fix these arguments and call {tool_name} again."
     return "\n".join([f"Invalid arguments for {tool_name}:", *lines, tail]), problems
 
@@ -463,23 +473,37 @@ def _problems(errors: list[Any], arguments: Any, schema: dict[str, Any]) -> list
     missing = [_path(e["loc"], arguments, True) for e in errors if e["type"] == "missing"]
     for e in errors:
         keys = _path(e["loc"], arguments, e["type"] == "missing")
-        field, node, received = _dotted(keys)[:MAX_SHOWN] or "arguments", _schema_at(schema, keys), quote(e["input"])
+        field = _dotted(keys)[:MAX_SHOWN] or "arguments"
+        node = _schema_at(schema, keys)
         if e["type"] == "missing":
             problem = Problem(field, "missing", "", _expected(node) or "a value")
-        elif e["type"] == "extra_forbidden":  # the real names: from the schema, and the missing ones
-            names = [*_schema_at(schema, keys[:-1]).get("properties", {})]
-            names += [str(k[-1]) for k in missing if k[:-1] == keys[:-1] and k[-1] not in names]
-            close = difflib.get_close_matches(str(keys[-1]), names, n=1, cutoff=0.6)
-            problem = Problem(field, "unknown", received, ", ".join(names[:20]) or "none",
-                              f"did you mean '{close[0]}'?" if close else "")
+        elif e["type"] == "extra_forbidden":
+            problem = _unknown_field(field, keys, missing, schema, quote(e["input"]))
         else:  # in our words, else in Pydantic's or a validator's own ("String should have at most 5 characters")
-            words, said = _words(e, node), re.sub(r"^(Value error|Assertion failed), ", "", e["msg"])[:200]
-            problem = Problem(field, "invalid" if words else "rejected", received, words or said)
+            words = _words(e, node)
+            if words:
+                problem = Problem(field, "invalid", quote(e["input"]), words)
+            else:
+                said = re.sub(r"^(Value error|Assertion failed), ", "", e["msg"])[:200]
+                problem = Problem(field, "rejected", quote(e["input"]), said)
         before = found.setdefault((field, problem.kind), problem)
-        if before is not problem and f" or {problem.expected} or " not in f" or {before.expected} or ":
-            # another branch of a union: "a whole number or a string"
-            found[field, problem.kind] = replace(before, expected=f"{before.expected} or {problem.expected}")
+        if before is not problem:  # another branch of a union: "a whole number or a string"
+            alternatives = before.expected.split(" or ")
+            if problem.expected not in alternatives:
+                found[field, problem.kind] = replace(before, expected=f"{before.expected} or {problem.expected}")
     return list(found.values())
+
+
+def _unknown_field(field: str, keys: tuple[int | str, ...], missing: list[tuple[int | str, ...]],
+                   schema: dict[str, Any], received: str) -> Problem:
+    """A field the tool does not have, with the real names (declared, and missing ones) and the closest."""
+    names = list(_schema_at(schema, keys[:-1]).get("properties", {}))
+    for path in missing:
+        if path[:-1] == keys[:-1] and path[-1] not in names:
+            names.append(str(path[-1]))
+    close = difflib.get_close_matches(str(keys[-1]), names, n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'?" if close else ""
+    return Problem(field, "unknown", received, ", ".join(names[:20]) or "none", hint)
 
 
 def _path(loc: tuple[int | str, ...], data: Any, missing: bool) -> tuple[int | str, ...]:

@@ -22,8 +22,7 @@ from typing import Any
 
 import pytest
 
-from mini_framework.practice import Persona, PlannedCall, PracticeServer, Reply
-from mini_framework.practice import errors
+from mini_framework.practice import Persona, PlannedCall, PracticeServer, Reply, errors
 
 OPENAPI = Path(__file__).resolve().parent / "openapi"
 SPEC = str(OPENAPI / "chat_schemas.json")

@@ -199,7 +199,7 @@ def test_json_errors_are_structured():
 
 COERCED = [
     # (tool, arguments, expected fields of the validated model)
-    (add, {"a": "一百二十三", "b": 456}, {"a": 123, "b": 456}),      # the article's §4.1
+    (add, {"a": "一百二十三", "b": 456}, {"a": 123, "b": 456}),      # number words
     (add, {"a": "两千零五", "b": "十"}, {"a": 2005, "b": 10}),
     (add, {"a": "负十二", "b": "零"}, {"a": -12, "b": 0}),
     (add, {"a": "1.2万", "b": "3亿"}, {"a": 12000, "b": 300000000}),

@@ -1,4 +1,4 @@
-"""DESIGN principle 4: the code a lesson writes inline *is* the framework's code.
+"""The code a lesson writes inline *is* the framework's code (README, "Changing a lesson").
 
 A solution cell tagged `same-as:<module>.<function>` defines that function; it must be
 character for character the framework's, so what is taught and what ships cannot drift.

@@ -258,7 +258,7 @@ DOC_ROWS = [
     ("no docstring", None, "", {}),
     ("Returns before Args: the summary stops at the first section", "Find.\n\nReturns:\n    hits\n\nArgs:\n    query: Q\n",
      "Find.", {"query": "Q"}),
-    ("Chinese (seed style)", "在网络上搜索信息\n\nArgs:\n    query: 搜索关键词\n    limit: 最大返回结果数量，默认10条\n",
+    ("Chinese descriptions", "在网络上搜索信息\n\nArgs:\n    query: 搜索关键词\n    limit: 最大返回结果数量，默认10条\n",
      "在网络上搜索信息", {"query": "搜索关键词", "limit": "最大返回结果数量，默认10条"}),
 ]
 

@@ -1,5 +1,5 @@
-"""Lesson 06's shop: the tools return the right rows, no argument can change a query, and the article's
-three-step chain runs through the practice planner."""
+"""Lesson 06's shop: the tools return the right rows, no argument can change a query, and the
+three-step chain (user -> orders -> order details) runs through the practice planner."""
 from __future__ import annotations
 
 import json
@@ -140,7 +140,7 @@ def test_the_tools_can_run_in_many_threads_at_once(db, shop):
 
 # -- the chain through the practice planner ----------------------------------------------------
 
-def test_the_article_chain_answers_from_the_database(shop):
+def test_the_user_orders_details_chain_answers_from_the_database(shop):
     client, model = connect()
     result = Agent(client, model, tools=shop.tools).run("帮我看看张三最近买了什么还没发货")
     calls = [(r.call.name, json.loads(r.call.arguments)) for r in result.tool_results]

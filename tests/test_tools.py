@@ -442,11 +442,11 @@ def test_acall_repairs_what_the_executor_repairs():
     assert asyncio.run(add.acall("{'a': '一百二十三', 'b': 4,}")) == 127
 
 
-def test_seed_examples_decorate_and_run():
+def test_chinese_docstring_examples_decorate_and_run():
     @tool(name="calculate", description="执行数学计算")
     async def calculate(expression: str) -> float:
         """返回计算结果（浮点数）"""
-        return float(eval(expression, {"__builtins__": {}}))  # noqa: S307 (a seed example; numbers only)
+        return float(eval(expression, {"__builtins__": {}}))  # noqa: S307 (a test of decoration; numbers only)
 
     @tool(name="analyze_data", description="分析数据集")
     async def analyze_data(data: list[dict[str, Any]], analysis_type: str, include_charts: bool = False) -> dict[str, Any]:
