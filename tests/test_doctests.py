@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import doctest
+import re
 import importlib
 import pkgutil
 
@@ -21,3 +22,9 @@ def test_docstring_examples(name):
     module = importlib.import_module(name)
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert failures == 0
+
+
+def test_every_public_name_is_in_the_package_docstring_table():
+    table = mini_framework.__doc__ or ""
+    missing = [name for name in mini_framework.__all__ if not re.search(rf"\b{name}\b", table)]
+    assert not missing, f"add these to the table in mini_framework/__init__.py: {missing}"
