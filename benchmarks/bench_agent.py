@@ -73,8 +73,13 @@ def overhead_of_runs(agent: Agent, client: TimedClient, question: str, n: int) -
     for _ in range(n):
         client.seconds, TOOL_SECONDS[0] = 0.0, 0.0
         reported: list[float] = []
+
+        def note(event: object, reported: list[float] = reported) -> None:
+            if isinstance(event, ModelResponse):
+                reported.append(event.seconds)
+
         start = time.perf_counter()
-        result = agent.run(question, on_event=lambda e: reported.append(e.seconds) if isinstance(e, ModelResponse) else None)
+        result = agent.run(question, on_event=note)
         wall = time.perf_counter() - start
         out["wall"].append(wall * 1000)
         out["sdk"].append(client.seconds * 1000)
@@ -92,7 +97,8 @@ def loop_overhead(n: int) -> None:
     overhead_of_runs(agent, client, "北京现在天气怎么样？", 20)  # warm up (imports, connection pool, caches)
     runs = overhead_of_runs(agent, client, "北京现在天气怎么样？", n)
     med = {k: statistics.median(v) for k, v in runs.items()}
-    print(f"\n1. Loop overhead: Agent.run('北京现在天气怎么样？'), 1 tool round trip, 2 model requests; {n} runs, median")
+    print(f"\n1. Loop overhead: Agent.run('北京现在天气怎么样？'), 1 tool round trip, 2 model requests; "
+          f"{n} runs, median")
     print("| per run                                        |      ms |")
     print("|------------------------------------------------|--------:|")
     print(f"| wall time of the run                           | {med['wall']:7.3f} |")
@@ -162,11 +168,11 @@ def concurrency(repeats: int) -> None:
     print("|----------------------------|-------------:|-------------:|---------:|------------------:|")
     for slow in (slow_async, slow_sync):
         calls = [ToolCall(f"call_{i}", slow.name, json.dumps({"n": i})) for i in range(8)]
-        sequential = statistics.median(timed(lambda: Executor([slow], max_concurrency=1).run_sync(calls))
-                                       for _ in range(repeats))
-        concurrent = statistics.median(timed(lambda: Executor([slow]).run_sync(calls)) for _ in range(repeats))
+        one_at_a_time, together = Executor([slow], max_concurrency=1), Executor([slow])
         agent = Agent(ScriptedClient(slow.name), "scripted", tools=[slow])
-        whole = statistics.median(timed(lambda: agent.run("eight calls")) for _ in range(repeats))
+        sequential = statistics.median(timed(lambda: one_at_a_time.run_sync(calls)) for _ in range(repeats))  # noqa: B023
+        concurrent = statistics.median(timed(lambda: together.run_sync(calls)) for _ in range(repeats))  # noqa: B023
+        whole = statistics.median(timed(lambda: agent.run("eight calls")) for _ in range(repeats))  # noqa: B023
         kind = "async def + asyncio.sleep" if slow is slow_async else "def + time.sleep (threads)"
         print(f"| {kind:<26} | {sequential:12.3f} | {concurrent:12.3f} | {sequential / concurrent:7.1f}× | "
               f"{whole:17.3f} |")
