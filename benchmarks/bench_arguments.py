@@ -14,13 +14,13 @@ import json
 import os
 import platform
 import sys
-from typing import Any, Callable, Literal, Optional
+from typing import Callable, Literal, Optional
 
 from pydantic import BaseModel, Field
+from timing import median_us  # benchmarks/timing.py
 
 from mini_framework.arguments import ArgumentsError, prepare
 from mini_framework.tools import tool
-from timing import median_us  # benchmarks/timing.py
 
 
 class Address(BaseModel):
