@@ -300,7 +300,9 @@ def test_hallucinate_recovers_when_the_error_names_real_tools(error):
 
 
 def test_hallucinate_invents_again_after_a_bare_unknown_tool_then_gives_up():
-    bare = lambda name, arguments: f"Unknown tool: {name}" if name not in ("get_weather", "add_numbers") else SUNNY
+    def bare(name, arguments):
+        return f"Unknown tool: {name}" if name not in ("get_weather", "add_numbers") else SUNNY
+
     rounds, answer = drive(hallucinate, DISCOUNT, [WEATHER, ADD], bare)
     assert rounds == [[INVENTED], [("calculateDiscount", INVENTED[1])], [("compute_discount", INVENTED[1])]]
     assert answer.startswith("抱歉，我试过的工具（calculate_discount、calculateDiscount、compute_discount）都不存在")
@@ -399,7 +401,7 @@ def http_drive(server: PracticeServer, client: OpenAI, api: Any, model: str, que
                run_tool: Callable[[str, str], Any], max_rounds: int = 10, **extra: Any):
     """`drive` over HTTP: each request sent by the SDK, and raw (JSON and stream) to check it against the spec."""
     messages, rounds, ids = [user(question)], [], []
-    for number in range(max_rounds):
+    for _ in range(max_rounds):
         request = {"model": model, "messages": messages, **({"tools": tools} if tools else {}), **extra}
         raw = api.post(server, request)
         assert raw.status == 200 and api.response_problems(raw.json()) == []

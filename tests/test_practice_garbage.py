@@ -149,7 +149,7 @@ def test_garbage_routes_and_methods(server, api):
                "/v1/chat/completions/../models", "/%00", "/v1/responses", "/v1/embeddings"]
     problems: list[str] = []
     try:
-        for i in range(40):
+        for _ in range(40):
             method, target = rng.choice(methods), rng.choice(targets)
             problems += send(api, server, conn, method, target, b'{"model": "scripted"}', f"{method} {target}")
     finally:

@@ -16,6 +16,7 @@ characters of text each); a comparison looks at one numeric key shared by every 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .filling import fill_arguments
@@ -26,7 +27,10 @@ from .schemas import Param
 from .situation import TRUNCATE, Call, OfferedTool, Situation, error_of, scalars
 from .wire import canonical_json
 
+_WORD = re.compile(r"\S+")
 SHORT = 40              # characters of an argument value quoted in a label ('北京', 'add(a=1, b=2)')
+LISTED = 8              # tools (or missing parameters) named in one answer
+DESCRIBED = 100         # characters of a parameter's description quoted when asking for it
 _LABELS_ZH = {"temperature": "温度", "temp": "温度", "condition": "天气", "weather": "天气", "humidity": "湿度",
               "wind": "风力", "status": "状态", "price": "价格", "total": "合计", "amount": "金额", "name": "名称",
               "user_id": "用户ID", "order_id": "订单号", "items": "商品", "item": "商品", "product": "商品",
@@ -50,6 +54,22 @@ def _unwrap(result: Any) -> Any:
     return result
 
 
+def _one_line(text: str, limit: int) -> str:
+    """Whitespace runs collapsed to one space, cut at `limit` characters ('…' when cut); reads no further than needed.
+
+    >>> _one_line("  a\\n\\t b  ", 10), _one_line("word " * 1_000_000, 9)
+    ('a b', 'word word…')
+    """
+    words: list[str] = []
+    size = -1
+    for m in _WORD.finditer(text):
+        words.append(m.group())
+        size += len(words[-1]) + 1
+        if size > limit:
+            return " ".join(words)[:limit] + "…"
+    return " ".join(words)
+
+
 def render(value: Any, zh: bool, depth: int = 0) -> str:
     """A JSON value as a short readable phrase: objects as 'label value' pairs, lists as enumerations.
 
@@ -64,8 +84,7 @@ def render(value: Any, zh: bool, depth: int = 0) -> str:
     if isinstance(value, (int, float)):
         return json.dumps(value)
     if isinstance(value, str):
-        flat = " ".join(value.split())
-        text = flat if len(flat) <= TRUNCATE else flat[:TRUNCATE] + "…"
+        text = _one_line(value, TRUNCATE)
         return (f"“{text}”" if zh else f'"{text}"') if depth == 0 else text
     if isinstance(value, dict):
         if not value:
@@ -192,10 +211,19 @@ def answer_from_results(s: Situation) -> str:
     return f"{text}\n{compare}" if compare else text
 
 
+def _cut(text: str) -> str:
+    """A description cut to DESCRIBED characters.
+
+    >>> _cut("城市名称"), len(_cut("x" * 500))
+    ('城市名称', 101)
+    """
+    return text if len(text) <= DESCRIBED else text[:DESCRIBED] + "…"
+
+
 def _missing_inputs(s: Situation) -> tuple[OfferedTool, list[Param]] | None:
     """The best relevant tool that cannot be called for lack of inputs, and what it lacks."""
     for tool in relevant_tools(s):
-        missing = fill_arguments(tool, s).missing
+        missing = set(fill_arguments(tool, s).missing)
         if missing:
             return tool, [p for p in tool.params if p.name in missing]
     return None
@@ -205,21 +233,23 @@ def compose_answer(s: Situation) -> str:
     """The text reply: from the results if there are any, else a greeting, a question or an honest 'no tool fits'."""
     if s.calls:
         return answer_from_results(s)
-    zh, names = s.zh, ("、" if s.zh else ", ").join(t.name for t in s.tools[:8])
+    zh, names = s.zh, ("、" if s.zh else ", ").join(t.name for t in s.tools[:LISTED])
     note = ""
     if s.choice.mode == "none" and s.tools:
         note = ('这次请求的 tool_choice 是 "none"，所以我不调用工具。' if zh
                 else 'tool_choice is "none" in this request, so I will not call a tool. ')
         would = next_calls(s)
         if would:
-            listed = "、".join(call_text(n, a) for n, a in would) if zh else ", ".join(call_text(n, a) for n, a in would)
+            listed = ("、" if zh else ", ").join(call_text(n, a) for n, a in would)
             return note + (f"如果可以调用，我会调用 {listed}。" if zh else f"Otherwise I would call {listed}.")
     if is_thanks(s.request.text):
-        return note + ("不客气！还有什么需要我用工具查的吗？" if zh else "You're welcome! Anything else I can look up with the tools?")
+        return note + ("不客气！还有什么需要我用工具查的吗？" if zh
+                       else "You're welcome! Anything else I can look up with the tools?")
     if is_greeting(s.request.text):
         if zh:
             return note + "你好！我是离线练习模型（practice model），回答是确定的，不需要 API key。" + (
-                f"这次我可以使用这些工具：{names}。想让我做什么？" if s.tools else "这次请求没有提供工具，我只能简单聊几句。")
+                f"这次我可以使用这些工具：{names}。想让我做什么？" if s.tools
+                else "这次请求没有提供工具，我只能简单聊几句。")
         return note + "Hello! I'm the offline practice model: deterministic, free, no API key needed. " + (
             f"The tools I can use this time: {names}. What would you like to do?" if s.tools
             else "This request has no tools, so all I can do is chat a little.")
@@ -227,11 +257,12 @@ def compose_answer(s: Situation) -> str:
     if blocked:
         tool, params = blocked
         wanted = ("、" if zh else ", ").join(
-            (f"{p.name}（{p.description}）" if zh else f"{p.name} ({p.description})") if p.description else p.name
-            for p in params)
+            (f"{p.name}（{_cut(p.description)}）" if zh else f"{p.name} ({_cut(p.description)})") if p.description
+            else p.name for p in params[:LISTED])
+        wanted += ("等" if zh else ", …") if len(params) > LISTED else ""
         return (f"要调用 {tool.name}，我还需要知道：{wanted}。请补充后再问我一次。" if zh
                 else f"To use {tool.name} I still need: {wanted}. Tell me and ask again.")
-    more = ("等" if zh else ", …") if len(s.tools) > 8 else ""
+    more = ("等" if zh else ", …") if len(s.tools) > LISTED else ""
     if zh:
         tools = f"这次的工具（{names}{more}）都不适合这个请求。" if s.tools else "这次请求没有提供任何工具。"
         return (note + "我是离线练习模型（practice model），只会通过调用工具来回答，" + tools +

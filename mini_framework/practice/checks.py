@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +28,7 @@ ROLES = ["system", "assistant", "user", "function", "tool", "developer"]  # the 
 NAME_PATTERN = "^[a-zA-Z0-9_-]+$"             # as the API words it in its error message
 _NAME = re.compile(r"[a-zA-Z0-9_-]+")       # used with fullmatch: `$` would accept a trailing newline
 MAX_NAME = 64
+MAX_TOOLS = 128                             # the API's limit on `tools` (errors.array_too_long)
 _PARTS = {  # content part types each role accepts
     "user": ["text", "image_url", "input_audio", "file"],
     "assistant": ["text", "refusal"],
@@ -160,10 +162,10 @@ def _object(value: Any, at: str) -> dict[str, Any]:
 def check_function_name(name: str, at: str) -> None:
     """Function names: 1 to 64 characters from a-z, A-Z, 0-9, '_' and '-' (the core's `check_name` rule).
 
-    >>> check_function_name("get_weather\\n", "tools[0].function.name")
+    >>> check_function_name("get_weather\\n", "tools[0].function.name")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    mini_framework.practice.errors.ApiError: 400 Invalid 'tools[0].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.
+    mini_framework.practice.errors.ApiError: 400 Invalid 'tools[0].function.name': string does not match pattern. ...
     """
     if not _NAME.fullmatch(name):
         raise errors.pattern_mismatch(at, NAME_PATTERN)
@@ -233,11 +235,13 @@ def check_tool_calls(calls: Any, at: str) -> None:
 
 
 def check_tools(tools: Any) -> list[str]:
-    """`tools`: function definitions with valid names; returns the names."""
+    """`tools`: at most MAX_TOOLS function definitions with valid names; returns the names."""
     if tools is None:
         return []
     if not tools:
         raise errors.empty_array("tools")
+    if len(tools) > MAX_TOOLS:
+        raise errors.array_too_long("tools", MAX_TOOLS, len(tools))
     names = []
     for i, raw in enumerate(tools):
         at = f"tools[{i}]"
@@ -281,25 +285,43 @@ def check_tool_pairing(messages: list[dict[str, Any]]) -> None:
     """Every `tool_calls` id is answered by the tool messages right after it, and nothing else is.
 
     >>> check_tool_pairing([{"role": "user", "content": "hi"}, {"role": "tool", "content": "x",
-    ...                     "tool_call_id": "call_1"}])
+    ...                     "tool_call_id": "call_1"}])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    mini_framework.practice.errors.ApiError: 400 Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.
+    mini_framework.practice.errors.ApiError: 400 Invalid parameter: messages with role 'tool' must be a response ...
     """
-    pending: list[str] = []
+    ids: list[str] = []                 # the latest assistant message's call ids, in order
+    waiting: Counter[str] = Counter()   # how many of each are still unanswered (linear, however many calls)
     owner = -1
     for i, message in enumerate(messages):
         if message["role"] == "tool":
-            if message["tool_call_id"] not in pending:
+            if waiting[message["tool_call_id"]] <= 0:
                 raise errors.orphan_tool_message(i)
-            pending.remove(message["tool_call_id"])
+            waiting[message["tool_call_id"]] -= 1
             continue
-        if pending:
-            raise errors.unanswered_tool_calls(owner, pending)
+        if waiting.total() > 0:
+            raise errors.unanswered_tool_calls(owner, _unanswered(ids, waiting))
         if message["role"] == "assistant" and message.get("tool_calls"):
-            pending, owner = [call["id"] for call in message["tool_calls"]], i
-    if pending:
-        raise errors.unanswered_tool_calls(owner, pending)
+            ids, owner = [call["id"] for call in message["tool_calls"]], i
+            waiting = Counter(ids)
+    if waiting.total() > 0:
+        raise errors.unanswered_tool_calls(owner, _unanswered(ids, waiting))
+
+
+def _unanswered(ids: list[str], waiting: Counter[str]) -> list[str]:
+    """The ids still waiting, in call order (an id answered k times drops its first k occurrences).
+
+    >>> _unanswered(["a", "b", "a"], Counter({"a": 1, "b": 0}))
+    ['a']
+    """
+    answered = Counter(ids) - waiting
+    seen: Counter[str] = Counter()
+    out = []
+    for call_id in ids:
+        seen[call_id] += 1
+        if seen[call_id] > answered[call_id]:
+            out.append(call_id)
+    return out
 
 
 def check_no_images(messages: list[dict[str, Any]]) -> None:

@@ -79,6 +79,7 @@ def _quoted_list(values: list[str]) -> str:
 # invalid_type: https://github.com/pydantic/pydantic-ai/issues/2653 ('messages[1].content'); the
 #               "a decimal" / "an integer" / "an array of objects" variants in several recorded bodies
 # empty_array:  https://github.com/CopilotKit/CopilotKit/issues/529
+# array_too_long ('tools', 128): https://github.com/vishalmysore/Tools4AI/issues/16
 # invalid_value (roles), out_of_range (`decimal_above_max_value`), string_too_long (tool names):
 #               bodies recorded from api.openai.com and quoted verbatim in public projects.
 
@@ -139,6 +140,20 @@ def out_of_range(param: str, value: Any, bound: float, *, above: bool, integer: 
     where, cmp, code = ("above maximum", "<=", "above_max") if above else ("below minimum", ">=", "below_min")
     return ApiError(400, f"Invalid '{param}': {noun} {where} value. Expected a value {cmp} {bound!r}, "
                     f"but got {value!r} instead.", param=param, code=f"{noun}_{code}_value")
+
+
+def array_too_long(param: str, limit: int, length: int) -> ApiError:
+    """An array over its maximum length (`tools`: 128).
+
+    >>> error = array_too_long("tools", 128, 129)
+    >>> error.message[:67], error.param, error.code
+    ("Invalid 'tools': array too long. Expected an array with maximum len", 'tools', 'array_above_max_length')
+    """
+    # Recorded verbatim from api.openai.com, type invalid_request_error, param 'tools', code
+    # array_above_max_length: https://github.com/vishalmysore/Tools4AI/issues/16 (lengths 325, 309),
+    # https://github.com/julep-ai/julep/issues/330 (length 383).
+    return ApiError(400, f"Invalid '{param}': array too long. Expected an array with maximum length {limit}, "
+                    f"but got an array with length {length} instead.", param=param, code="array_above_max_length")
 
 
 def string_too_long(param: str, limit: int, length: int) -> ApiError:

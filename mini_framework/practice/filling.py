@@ -37,10 +37,12 @@ from .language import (
     stem,
     tags_of,
 )
-from .schemas import Param, json_type, params_of, resolve
-from .situation import OfferedTool, Situation, error_of, scalars
+from .schemas import Param, json_type, params_of, read, resolve
+from .situation import MAX_RESULT_TEXT, Call, OfferedTool, Situation, error_of, once, scalars
 
 MAX_FANOUT = 5          # calls of one tool in one reply ("北京、上海、广州…", one per order id)
+MAX_FILLS = 256         # values one tool's filling may try (parameters, nested properties, list items)
+MAX_CANDIDATES = 64     # words of a description tried as the value it lists ('可选：pending、shipped')
 
 _NAME_KINDS = {
     "email": "email", "mail": "email", "recipient": "email", "recipients": "email", "cc": "email", "bcc": "email",
@@ -134,6 +136,8 @@ class _Pool:
     def __init__(self, entities: tuple[Entity, ...]) -> None:
         self.free = list(entities)
         self.used: list[Entity] = []
+        self.fills = MAX_FILLS
+        """Values this filling may still try (`_fill` spends one each)."""
 
     def take(self, kinds: tuple[str, ...] | None, role: str = "", accept: Any = None) -> Entity | None:
         """The best free entity of these kinds (None: any kind): the one whose role matches, else the first other."""
@@ -158,9 +162,9 @@ def _affinity(e: Entity, p: Param, reading: Reading) -> bool:
         bool(unit.strip()) and not unit.isascii() and unit not in "个，。、？！" and unit in p.description)
 
 
-def _numeric_ok(e: Entity, p: Param, reading: Reading) -> bool:
-    """Numbers go to numeric params; ids only take digits with a cue ('订单1001') or 4+ digits."""
-    if param_kind(p) != "id" and split_identifier(p.name)[-1:] != ("id",):
+def _numeric_ok(e: Entity, p: Param, kind: str, reading: Reading) -> bool:
+    """Numbers go to numeric params (of this kind); ids only take digits with a cue ('订单1001') or 4+ digits."""
+    if kind != "id" and split_identifier(p.name)[-1:] != ("id",):
         return True
     digits = e.text.lstrip("-").replace(",", "")
     return digits.isdigit() and (len(digits) >= 4 or _affinity(e, p, reading))
@@ -184,20 +188,40 @@ def _spellings(e: Entity) -> set[str]:
     return {str(e.value).lower(), e.text.lower(), *(x.lower() for x in VALUE_SURFACES.get(str(e.value), ()))}
 
 
-def _enum_rank(value: Any, reading: Reading, shared: frozenset[str] = frozenset()) -> int:
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def _whole_word(word: str, text: str) -> bool:
+    """Whether `word` occurs in `text` with no ASCII letter or digit right before or after it (no regex to compile).
+
+    >>> _whole_word("usd", "100 usd to eur"), _whole_word("usd", "usda"), _whole_word("c", "c++")
+    (True, False, True)
+    """
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (start == 0 or text[start - 1] not in _ALNUM) and (end == len(text) or text[end] not in _ALNUM):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
+
+def _enum_rank(value: Any, reading: Reading, shared: frozenset[str] = frozenset(),
+               tags: frozenset[str] | None = None) -> int:
     """How clearly the request names an enum member: 3 literally, 2 by a value synonym, 1 by topic, 0 not.
 
     `shared` are the tags every member has ('#weather' for celsius and fahrenheit): they tell nothing.
+    `tags` are the member's own tags when the caller has them already.
     """
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return 3 if any(e.value == value for e in reading.of_kind("number")) else 0
     low, text = str(value).lower(), reading.text.lower()
-    if len(low) > 1 and low.isascii() and re.search(rf"(?<![a-z0-9]){re.escape(low)}(?![a-z0-9])", text):
+    if len(low) > 1 and low.isascii() and _whole_word(low, text):
         return 3
     if len(low) > 1 and not low.isascii() and low in text:
         return 3
-    tags = (tags_of(str(value)) - shared) & reading.tags
-    return 2 if any(t[0] == "=" for t in tags) else 1 if tags else 0
+    found = ((tags_of(str(value)) if tags is None else tags) - shared) & reading.tags
+    return 2 if any(t[0] == "=" for t in found) else 1 if found else 0
 
 
 def _enum_value(p: Param, pool: _Pool, reading: Reading) -> Any:
@@ -207,8 +231,9 @@ def _enum_value(p: Param, pool: _Pool, reading: Reading) -> Any:
     hit = pool.take(None, _role(p), lambda e: bool(_spellings(e) & lowered.keys()))
     if hit:
         return next(lowered[n] for n in sorted(_spellings(hit)) if n in lowered)
-    shared = frozenset.intersection(*(tags_of(str(v)) for v in options))
-    ranks = [_enum_rank(v, reading, shared) for v in options]
+    tags = [tags_of(str(v)) for v in options]
+    shared = frozenset.intersection(*tags)
+    ranks = [_enum_rank(v, reading, shared, t) for v, t in zip(options, tags)]
     if max(ranks) > 0:
         return options[ranks.index(max(ranks))]
     if not p.required or p.schema.get("nullable"):
@@ -217,8 +242,13 @@ def _enum_value(p: Param, pool: _Pool, reading: Reading) -> Any:
 
 
 def _described_values(p: Param) -> list[str]:
-    """Candidate values listed in a description: '状态：pending（未发货）、shipped' -> ['pending', '未发货', ...]."""
-    return [w for w in re.split(r"[\s/、,，;；:：()（）|“”\"'`\[\]。.]+|或者|或|\bor\b", p.description) if w]
+    """Candidate values listed in a description (the first MAX_CANDIDATES words).
+
+    >>> _described_values(Param("status", {}, False, "状态：pending（未发货）、shipped"))
+    ['状态', 'pending', '未发货', 'shipped']
+    """
+    words = re.split(r"[\s/、,，;；:：()（）|“”\"'`\[\]。.]+|或者|或|\bor\b", p.description)
+    return [w for w in words if w][:MAX_CANDIDATES]
 
 
 def _value_kind(p: Param, kind: str, pool: _Pool) -> Any:
@@ -254,7 +284,8 @@ def _text_value(p: Param, pool: _Pool, reading: Reading, evidence_only: bool) ->
             pool.used.append(e)
             return e.value
     if quoted:
-        return pool.take(("quoted",)).value
+        taken = pool.take(("quoted",))
+        return taken.value if taken else _MISSING
     if evidence_only:
         return _MISSING
     if {"expression", "expr", "formula"} & set(split_identifier(p.name)) or "表达式" in p.description:
@@ -281,13 +312,16 @@ def _bool_value(p: Param, tool: OfferedTool, reading: Reading) -> Any:
 
 def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading, root: Any, depth: int = 0) -> Any:
     """One parameter's value from the request, or _MISSING. Optional params need evidence."""
+    if pool.fills <= 0:
+        return _MISSING                                     # this tool has had its share of work
+    pool.fills -= 1
     optional = not p.required
     if kind == "enum":
         return _enum_value(p, pool, reading)
     if kind == "boolean":
         return _bool_value(p, tool, reading)
     if kind == "number":
-        numbers = [e for e in pool.free if e.kind == "number" and _numeric_ok(e, p, reading)]
+        numbers = [e for e in pool.free if e.kind == "number" and _numeric_ok(e, p, kind, reading)]
         near = [e for e in numbers if _affinity(e, p, reading)]
         pick = (near or ([] if optional else numbers))[:1]
         if pick:
@@ -304,7 +338,7 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
     if kind == "text":
         return _text_value(p, pool, reading, optional)
     if kind in _POOL_KINDS:
-        accept = (lambda e: e.kind != "number" or _numeric_ok(e, p, reading)) if kind == "id" else None
+        accept = (lambda e: e.kind != "number" or _numeric_ok(e, p, kind, reading)) if kind == "id" else None
         hit = pool.take(_POOL_KINDS[kind], _role(p), accept)
         return _convert(hit.text if hit.kind == "number" else hit.value, p) if hit else _MISSING
     # a string the name says nothing about: a value its description lists, else a quoted string or a code
@@ -317,7 +351,7 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
 
 def _array_value(p: Param, pool: _Pool, tool: OfferedTool, reading: Reading, root: Any, depth: int) -> Any:
     """Lists: every enum member, number or entity of the item kind; one object for object items."""
-    items = resolve(p.schema.get("items"), root)
+    items = read(resolve(p.schema.get("items"), root))
     item = Param(p.name, items, True, f"{p.description} {items.get('description', '')}")
     kind = param_kind(item)
     if kind == "enum":
@@ -327,8 +361,8 @@ def _array_value(p: Param, pool: _Pool, tool: OfferedTool, reading: Reading, roo
     if kind == "object":
         value = _object_value(items, pool, tool, reading, root, depth)
         return _MISSING if value is _MISSING else [value]
-    values = []
-    while len(values) < 50:                                # take entities of the item kind until none is left
+    values: list[Any] = []
+    while len(values) < 50 and pool.fills > 0:             # take entities of the item kind until none is left
         before = len(pool.used)
         value = _fill(item, kind, pool, tool, reading, root, depth) if kind != "text" else _text_value(
             item, pool, reading, True)
@@ -362,6 +396,11 @@ def _norm(key: str) -> str:
     return re.sub(r"[^a-z0-9]", "", key.lower())
 
 
+def _scalars_of(call: Call, s: Situation) -> list[tuple[tuple[str, ...], Any, Any]]:
+    """`scalars(call.result)`, computed once per situation."""
+    return once(s, "scalars", call, lambda: scalars(call.result))
+
+
 def values_from_results(p: Param, s: Situation, consumer: str = "") -> list[Any]:
     """Values for a required param found in earlier results: key `p`, or `id` for `X_id` in an X tool's result.
 
@@ -375,7 +414,7 @@ def values_from_results(p: Param, s: Situation, consumer: str = "") -> list[Any]
     for call in reversed(s.calls):
         if error_of(call) is not None or call.result is None or call.name == consumer:
             continue
-        inside = scalars(call.result)
+        inside = _scalars_of(call, s)
         hits = [h for h in inside if h[0] and _norm(h[0][-1]) in (key, key + "s")]
         if not hits and owner:                  # user_id <- "id" in get_user's result or under a "user" key
             by_tool = owner in {stem(w) for w in split_identifier(call.name)}
@@ -383,8 +422,9 @@ def values_from_results(p: Param, s: Situation, consumer: str = "") -> list[Any]
                     and (by_tool or any(owner in _norm(k) for k in h[0][:-1]))]
         shallowest = min((len(h[0]) for h in hits), default=0)
         found = [(v, parent) for path, v, parent in hits if len(path) == shallowest]
-        if not found and isinstance(call.result, str):
-            m = re.search(rf"(?i)\b{re.escape(p.name)}\b\W{{0,3}}([A-Za-z0-9_-]+)", call.result)
+        text = call.result[:MAX_RESULT_TEXT] if isinstance(call.result, str) else ""
+        if not found and p.name.casefold() in text.casefold():        # compile the regex only when it can match
+            m = re.search(rf"(?i)\b{re.escape(p.name)}\b\W{{0,3}}([A-Za-z0-9_-]+)", text)
             found = [(m.group(1), None)] if m else []
         if found:
             wanted = {t for t in s.request.tags if t in VALUE_KINDS}
@@ -419,11 +459,17 @@ def fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
     >>> fill_arguments(t, analyse({"messages": [{"role": "user", "content": "北京和上海天气"}]})).variants
     ({'city': '北京'}, {'city': '上海'})
     """
+    return once(s, "fill", tool, lambda: _fill_arguments(tool, s))
+
+
+def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
+    """`fill_arguments`, computed."""
     pool = _Pool(s.request.entities)
     args: dict[str, Any] = {}
     used: dict[str, Entity] = {}
     missing, from_results = [], {}
     kinds = {p.name: param_kind(p) for p in tool.params}
+    by_name = {p.name: p for p in reversed(tool.params)}   # the first of duplicate names wins, as in a scan
     for p in sorted(tool.params, key=lambda q: (not q.required, _ORDER.index(kinds[q.name]))):
         before = len(pool.used)
         value = _fill(p, kinds[p.name], pool, tool, s.request, tool.root)
@@ -443,8 +489,9 @@ def fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
     variants = [ordered]
     for name, entity in used.items():                       # one call per extra entity of the same kind
         same_kind = [n for n, e in used.items() if e.kind == entity.kind]
-        p = next(q for q in tool.params if q.name == name)
-        extra = [e for e in pool.free if e.kind == entity.kind and (e.kind != "number" or _numeric_ok(e, p, s.request))]
+        p = by_name[name]
+        extra = [e for e in pool.free
+                 if e.kind == entity.kind and (e.kind != "number" or _numeric_ok(e, p, kinds[name], s.request))]
         if len(same_kind) == 1 and extra and kinds[name] not in ("array", "text"):
             variants += [{**ordered, name: _convert(e.text if e.kind == "number" and kinds[name] == "id" else e.value,
                                                     p)} for e in extra]

@@ -11,7 +11,8 @@ topics ('#weather', '#order', ...) and values ('=USD', '=pending', '=celsius', .
 are what bridge an English question and a Chinese tool description (and the other way round).
 
 Concessions: the tables are small and hand-written; person names are guessed from a list of
-common surnames plus context; only the first `MAX_TEXT` characters of a message are read.
+common surnames plus context; only the first `MAX_TEXT` characters of a message are read, and
+only its first `MAX_ENTITIES` entities are kept.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from .cjk import IDEOGRAPHS
 from .numbers import find_numbers
 
 MAX_TEXT = 2000                 # characters of a message that are analysed; the rest is ignored
+MAX_ENTITIES = 64               # entities kept per message (the first ones): what arguments are filled from
 _CJK_CHAR = re.compile(f"[{IDEOGRAPHS}]")
 _CJK_RUN = re.compile(f"[{IDEOGRAPHS}]+")
 _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
@@ -34,14 +36,16 @@ _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 # the tables: topic -> English words | Chinese words (an English phrase is written with '_')
 
 _TOPICS = """
-weather   | weather forecast temperature rain rainy raining sunny snow snowy windy | 天气 气温 温度 下雨 降雨 下雪 晴 阴天
+weather   | weather forecast temperature rain rainy raining | 天气 气温 温度 下雨
+weather   | sunny snow snowy windy | 降雨 下雪 晴 阴天
 weather   | warm warmer hot hotter cold colder cool cooler climate humid humidity | 暖和 冷 热 凉快 气候 预报 刮风 湿度
 weather   | umbrella outdoors go_out | 雨伞 带伞 出门 外出 户外 穿什么
 add       | add addition plus sum total | 加 相加 加法 加上 之和 总和 求和 合计 一共 总共 加起来
 subtract  | subtract subtraction minus difference deduct net | 减 相减 减法 减去 之差 差 差值 相差 净增 净 流失 剩 剩下
 multiply  | multiply multiplication product times | 乘 相乘 乘法 乘以 之积 乘积 倍
 divide    | divide division quotient | 除 相除 除法 除以 之商
-calculate | calculate calculation compute math arithmetic evaluate expression calculator | 计算 算 运算 计算器 算术 表达式 等于
+calculate | calculate calculation compute math arithmetic | 计算 算 运算 计算器
+calculate | evaluate expression calculator | 算术 表达式 等于
 user      | user customer account member profile | 用户 客户 会员 账号 账户 顾客
 order     | order purchase buy bought shop shopping | 订单 购买 买 下单 购物
 shipping  | ship shipping shipment deliver delivery track tracking logistics parcel | 发货 物流 快递 配送 送达 运单 包裹
@@ -77,7 +81,8 @@ HKD        | currency | hkd | 港币 港元
 KRW        | currency | krw | 韩元
 celsius    | unit     | celsius centigrade °c ℃ | 摄氏 摄氏度
 fahrenheit | unit     | fahrenheit °f ℉ | 华氏 华氏度
-pending    | status   | pending unshipped not_shipped not_yet_shipped hasn't_shipped haven't_shipped | 未发货 还没发货 没发货 待发货
+pending    | status   | pending unshipped not_shipped not_yet_shipped | 未发货 还没发货 没发货 待发货
+pending    | status   | hasn't_shipped haven't_shipped |
 pending    | status   | not_been_shipped awaiting_shipment | 尚未发货 还未发货 没有发货
 shipped    | status   | shipped in_transit | 已发货 运输中 已寄出
 delivered  | status   | delivered | 已送达 已签收 已收货
@@ -125,8 +130,8 @@ _CN_NOISE = re.compile("|".join(sorted(_CN_STOP, key=len, reverse=True)) + f"|[{
 _PERSON_NAMES = set("张三 李四 王五 赵六 钱七 孙八 小明 小红 小刚 小丽 小王 小李 小张 老王 老李 老张".split())
 _SURNAMES = set("王李张刘陈杨赵吴徐孙朱胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡余杜叶苏魏吕丁沈姚卢姜崔钟"
                 "谭汪范廖贾韦邹孟熊秦邱尹薛闫段雷侯陶黎贺顾郝龚邵严覃戴莫孔汤")
-_NAME_BEFORE = ("用户", "客户", "会员", "同事", "朋友", "员工", "同学", "看看", "给", "帮", "替", "叫", "问", "跟", "和",
-                "与", "让", "是", "查", "找", "请", "把", "、", "，", ",", " ", "：", ":")
+_NAME_BEFORE = ("用户", "客户", "会员", "同事", "朋友", "员工", "同学", "看看", "给", "帮", "替", "叫", "问", "跟",
+                "和", "与", "让", "是", "查", "找", "请", "把", "、", "，", ",", " ", "：", ":")
 _NAME_AFTER = ("的", "最近", "先生", "女士", "老师", "同学", "经理", "买", "下单", "订", "发", "说", "在", "是", "和",
                "与", "、", "，", ",", "。", "？", "?", "！", " ", "呢", "吗")
 _CAPITAL_STOP = set("""I I'm I'd Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April
@@ -244,14 +249,19 @@ def detect_language(text: str) -> str:
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|[^A-Za-z0-9]+")
 
 
-@lru_cache(maxsize=4096)
 def split_identifier(name: str) -> tuple[str, ...]:
-    """Words of a snake_case or camelCase name.
+    """Words of a snake_case or camelCase name (of its first MAX_TEXT characters).
 
     >>> split_identifier('getWeather_byCity')
     ('get', 'weather', 'by', 'city')
     """
-    return tuple(w.lower() for w in _CAMEL.split(name or "") if w)
+    return _split_identifier((name or "")[:MAX_TEXT])
+
+
+@lru_cache(maxsize=4096)                    # names come back with every request; the cache never holds huge ones
+def _split_identifier(name: str) -> tuple[str, ...]:
+    """`split_identifier` on a name already cut to MAX_TEXT."""
+    return tuple(w.lower() for w in _CAMEL.split(name) if w)
 
 
 def _lower(text: str) -> str:
@@ -525,10 +535,11 @@ def read(text: str) -> Reading:
 @lru_cache(maxsize=512)
 def _read(text: str) -> Reading:
     """`read` on text already cut to `MAX_TEXT`."""
-    entities = extract_entities(text)
-    intent = _blank(text, entities)
+    extracted = extract_entities(text)
+    intent = _blank(text, extracted)
+    entities = extracted[:MAX_ENTITIES]
     tags: set[str] = set()
-    for start, end, surface, found in _tag_hits(intent):
+    for start, end, _surface, found in _tag_hits(intent):
         tags |= found
         for tag in sorted(found):
             if tag in VALUE_KINDS:
@@ -546,16 +557,16 @@ def _read(text: str) -> Reading:
     if any(DISCOUNT.fullmatch(n.text) for n in numbers):
         tags |= {"#discount", "#multiply"}          # '打八折' asks for price × 0.8
     entities.sort(key=lambda e: e.start)
-    return Reading(text, detect_language(text), tuple(entities), frozenset(tags),
+    return Reading(text, detect_language(text), tuple(entities[:MAX_ENTITIES]), frozenset(tags),
                    frozenset(_plain_features(intent) | tags))
 
 
 # -----------------------------------------------------------------------------
 # small judgements about a whole message
 
-_GREETINGS = re.compile(r"(?i)^\s*(hi|hello|hey|hiya|howdy|good (morning|afternoon|evening)|greetings|你好|您好|嗨|哈喽|"
-                        r"hello there|hi there|早上好|下午好|晚上好|早安|在吗)[\s!！,，.。~～?？]*(there|你好|呀|啊)?"
-                        r"[\s!！,，.。~～?？]*$")
+_GREETINGS = re.compile(r"(?i)^\s*(hi|hello|hey|hiya|howdy|good (morning|afternoon|evening)|greetings|你好|您好|"
+                        r"嗨|哈喽|hello there|hi there|早上好|下午好|晚上好|早安|在吗)"
+                        r"[\s!！,，.。~～?？]*(there|你好|呀|啊)?[\s!！,，.。~～?？]*$")
 _FILLERS = re.compile(r"(?i)^(?:\s|please|pls|can you|could you|would you|will you|help me|i want to|i'd like to|"
                       r"i would like to|tell me|show me|let me know|search for|search|look up|find|google|remind me to|"
                       r"remind me|提醒我|"
@@ -570,8 +581,8 @@ LOWER_IS_ASKED = re.compile(r"(?i)冷|凉|低|更少|最少|更小|最小|便宜
                             r"least|fewer|cheaper|cheapest|smaller|smallest")
 
 
-_THANKS = re.compile(r"(?i)^\s*(thanks|thank you|thanks a lot|thx|ty|cheers|谢谢|谢谢你|多谢|谢啦|感谢|好的谢谢|ok thanks)"
-                     r"[\s!！,，.。~～]*$")
+_THANKS = re.compile(r"(?i)^\s*(thanks|thank you|thanks a lot|thx|ty|cheers|谢谢|谢谢你|多谢|谢啦|感谢|好的谢谢|"
+                     r"ok thanks)[\s!！,，.。~～]*$")
 
 
 def is_thanks(text: str) -> bool:

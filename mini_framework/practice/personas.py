@@ -9,7 +9,9 @@ its responder. Building happens once per server, lazily, so
 - importing this module never imports the planner: a broken or missing planner turns into a
   500 `server_error` for the request that needed it, not a crash.
 
-A responder is `(request: dict) -> Reply`; it may raise `ApiError` to refuse (429, 503, ...).
+A responder is `(request: dict) -> Reply`; it may raise `ApiError` to refuse (429, 503, ...). It
+gets the parsed body itself, not a copy: the answer's ids, usage and limits were read from it
+before (`wire.facts`), so changing it changes nothing but the responder's own view.
 Adding a persona is one `Persona(...)` line in `DEFAULT_PERSONAS`.
 """
 from __future__ import annotations

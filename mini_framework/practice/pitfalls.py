@@ -39,7 +39,7 @@ from .personas import Attempts, Responder
 from .planner import APOLOGY, plan, respond
 from .planning import call_key
 from .reply import PlannedCall, Reply
-from .situation import Call, OfferedTool, Situation, analyse, error_of, offered_tool
+from .situation import MAX_RESULT_TEXT, Call, OfferedTool, Situation, analyse, error_of, offered_tool
 
 log = logging.getLogger("mini_framework.practice")
 
@@ -56,12 +56,13 @@ STOP_REPEATING = re.compile(r"(?i)same arguments|same call|already called|alread
                             r"repeat(?:ed|ing)?\b|identical call|重复|已经调用过|不要再调用")
 JSON_WORDS = re.compile(r"(?i)json|pars(?:e|ing)|syntax|malformed|decode|expecting (?:value|property name|',' "
                         r"delimiter)|unterminated|line \d+ column \d+|解析|语法|格式")
-ERROR_WORDS = re.compile(r"(?i)\w*(?:error|exception)\b|\b(?:invalid|failed|traceback|cannot|unable)\b|错误|无效|失败|异常")
+ERROR_WORDS = re.compile(r"(?i)\w*(?:error|exception)\b|\b(?:invalid|failed|traceback|cannot|unable)\b|"
+                         r"错误|无效|失败|异常")
 _FIELD_WORDS = r"(?:field|parameter|param|argument|arg|key|property|字段|参数)"
 
 
 def flatten(result: Any) -> str:
-    """All the text of a tool result, each key and string on its own line.
+    """All the text of a tool result, each key and string on its own line (the first MAX_RESULT_TEXT characters).
 
     >>> print(flatten({"status": "error", "errors": [{"field": "a"}]}))
     status
@@ -70,11 +71,27 @@ def flatten(result: Any) -> str:
     field
     a
     """
-    if isinstance(result, dict):
-        return "\n".join(f"{k}\n{flatten(v)}" for k, v in result.items())
-    if isinstance(result, list):
-        return "\n".join(flatten(v) for v in result)
-    return "" if result is None else str(result)
+    lines: list[str] = []
+    size = 0
+
+    def walk(node: Any) -> None:
+        nonlocal size
+        if size > MAX_RESULT_TEXT:
+            return                                        # enough read: cues are near the start
+        if isinstance(node, dict) and node:
+            for k, v in node.items():
+                lines.append(str(k))
+                size += len(lines[-1]) + 1
+                walk(v)
+        elif isinstance(node, list) and node:
+            for v in node:
+                walk(v)
+        else:
+            lines.append("" if node is None or isinstance(node, (dict, list)) else str(node)[:MAX_RESULT_TEXT + 1])
+            size += len(lines[-1]) + 1
+
+    walk(result)
+    return "\n".join(lines)[:MAX_RESULT_TEXT]
 
 
 def names_field(field: str, text: str) -> bool:
@@ -83,6 +100,8 @@ def names_field(field: str, text: str) -> bool:
     >>> names_field("a", "- a: got '一百二十三'; expected a number"), names_field("a", "invalid arguments")
     (True, False)
     """
+    if field not in text:
+        return False                                      # every pattern needs it literally: no regex to compile
     f = re.escape(field)
     patterns = [rf"['\"`“‘]{f}['\"`”’]", rf"(?m)^[\s\-*•]*{f}\s*(?:[:=：].*)?$", rf"{_FIELD_WORDS}\s*[:：]?\s*{f}\b",
                 rf"(?<![A-Za-z0-9_.]){f}\s*(?:[:=：]|{_FIELD_WORDS})"]
@@ -349,7 +368,8 @@ def idea(s: Situation) -> tuple[str, dict] | None:
                 return None
             schema = {"type": "object", "required": list(params), "properties": {
                 k: {"type": kind, "description": text} for k, (kind, text) in params.items()}}
-            return name, fill_arguments(offered_tool({"name": name, "parameters": schema}), s).variants[0]
+            wished = offered_tool({"name": name, "parameters": schema})
+            return (name, fill_arguments(wished, s).variants[0]) if wished else None
     return None
 
 

@@ -24,8 +24,10 @@ arguments) is never repeated after the latest user message, so every run ends.
 
 Concessions: no real language understanding (see `language.py`); one fan-out dimension per tool;
 optional object parameters are never filled; answers list results (intermediate steps of a chain
-left out) and at most compare one number, they do not reason about them. The names below are
-re-exported so `from mini_framework.practice.planner import analyse, next_calls, ...` keeps working.
+left out) and at most compare one number, they do not reason about them; each stage reads a
+bounded part of the request (the first 128 tools, 64 parameters each, within a budget), so any
+request is planned in well under a second, however large. The names below are re-exported, so
+`from mini_framework.practice.planner import analyse, next_calls, ...` keeps working.
 """
 from __future__ import annotations
 

@@ -21,12 +21,14 @@ from .filling import fill_arguments
 from .language import describe, salient, split_identifier
 from .ranking import rank_tools, relevant_tools
 from .schemas import Param, json_type
-from .situation import OfferedTool, Situation
+from .situation import OfferedTool, Situation, once
 from .wire import canonical_json
 
 MAX_ROUNDS = 8          # tool-call rounds after one user message before the planner insists on answering
 MAX_CALLS = 8           # calls in one reply, all tools together
 OUTRANKED = 0.75        # below this share of another tool's score, a tool using the same values is left out
+MAX_EXPANSIONS = 256    # tools visited (filled, producers looked for) while planning one reply
+MAX_CHAINED = 4         # missing inputs of one tool whose producers are looked for
 
 
 def call_key(name: str, arguments: Any) -> str:
@@ -40,12 +42,17 @@ def call_key(name: str, arguments: Any) -> str:
 
 def producers(p: Param, consumer: OfferedTool, s: Situation) -> list[OfferedTool]:
     """Tools that could produce a missing input: `user_id` -> the tools whose name or text says 'user'."""
+    return once(s, f"producers of {consumer.name}", p, lambda: _producers(p, consumer, s))
+
+
+def _producers(p: Param, consumer: OfferedTool, s: Situation) -> list[OfferedTool]:
+    """`producers`, computed."""
     words = [w for w in split_identifier(p.name) if w not in ("id", "ids", "name", "key", "no")]
     words = words or list(split_identifier(p.name))
     target = describe(" ".join(words))
     scored = []
     for t in s.tools:
-        if t.name == consumer.name or any(q.name == p.name and q.required for q in t.params):
+        if t.name == consumer.name or p.name in t.required:
             continue
         points = 2 * len(target & t.name_features) + len(target & t.features) + (3 if p.name in t.description else 0)
         if points:
@@ -54,18 +61,24 @@ def producers(p: Param, consumer: OfferedTool, s: Situation) -> list[OfferedTool
     return [t for sc, t in scored if sc == best]
 
 
-def _plan_tool(tool: OfferedTool, s: Situation, done: set[str], visiting: frozenset[str]) -> list[tuple[str, dict]]:
-    """Calls for a tool, or for the tools that would produce its missing inputs."""
+def _plan_tool(tool: OfferedTool, s: Situation, done: set[str], visiting: frozenset[str],
+               budget: list[int]) -> list[tuple[str, dict]]:
+    """Calls for a tool, or for the tools that would produce its missing inputs (`budget`: expansions left)."""
+    if budget[0] <= 0:
+        return []
+    budget[0] -= 1                                      # every visit counts, even one cut short below
     if tool.name in visiting or len(visiting) > 3:
         return []
     filling = fill_arguments(tool, s)
     if not filling.missing:
         return [(tool.name, a) for a in filling.variants if call_key(tool.name, a) not in done]
+    by_name = {q.name: q for q in reversed(tool.params)}
     out: list[tuple[str, dict]] = []
-    for name in filling.missing:
-        p = next(q for q in tool.params if q.name == name)
-        for producer in producers(p, tool, s):
-            out += _plan_tool(producer, s, done, visiting | {tool.name})
+    for name in filling.missing[:MAX_CHAINED]:
+        for producer in producers(by_name[name], tool, s):
+            if budget[0] <= 0:
+                return out
+            out += _plan_tool(producer, s, done, visiting | {tool.name}, budget)
     return out
 
 
@@ -96,7 +109,9 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
         return []
     done = {call_key(c.name, c.arguments) for c in s.calls}
     relevant = relevant_tools(s)
-    planned = [c for t in relevant for c in _plan_tool(t, s, done, frozenset())] if relevant else _follow_up(s, done)
+    budget = [MAX_EXPANSIONS]
+    planned = ([c for t in relevant for c in _plan_tool(t, s, done, frozenset(), budget)] if relevant
+               else _follow_up(s, done))
     scores = {t.name: sc for sc, t in rank_tools(s)}
 
     def outranks(other: str, name: str) -> bool:            # clearly the better fit, not just first

@@ -11,7 +11,9 @@ Routes: `POST /v1/chat/completions` (JSON, or server-sent events when `stream: t
 
 HTTP/1.1 with keep-alive: JSON answers carry `Content-Length`, streams use chunked framing and
 one write per event (TCP_NODELAY, so nothing waits for Nagle). Robustness: request bodies are
-size-limited (413) and read under a socket timeout (408 for a client that stops half-way); a
+size-limited (413 over `MAX_BODY_BYTES`, 4 MiB: parsing, hashing and estimating the tokens of a
+dense 4 MiB body takes about half a second; the planner's own work is bounded whatever the size)
+and read under a socket timeout (408 for a client that stops half-way); a
 persona that raises gets a 500 `server_error` while the traceback goes to the
 `mini_framework.practice` logger only; nothing a client sends can stop the server thread.
 
@@ -22,7 +24,6 @@ JSONL file when `log_path` is set) with credentials redacted: a key never appear
 from __future__ import annotations
 
 import atexit
-import copy
 import hmac
 import json
 import logging
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mini_framework.practice")
 
-MAX_BODY_BYTES = 8 * 1024 * 1024
+MAX_BODY_BYTES = 4 * 1024 * 1024  # see the module docstring and `benchmarks/bench_practice.py --large`
 MAX_LOGGED_BYTES = 16 * 1024 * 1024  # the in-memory request log's budget (oldest entries dropped first)
 _DRAIN_LIMIT = 64 * 1024 * 1024  # read and discard oversized bodies up to this, so the 413 arrives
 
@@ -199,10 +200,12 @@ class PracticeServer:
         """`POST /v1/chat/completions`: parse, check, ask the persona, put the reply on the wire."""
         body = checks.parse(raw)
         persona = checks.check(body, self.personas)
-        reply = self._responder(body["model"], persona)(copy.deepcopy(body))
-        if body.get("stream") is True:
-            return Response(200, chunks=wire.stream(body, reply))
-        return Response(200, wire.completion(body, reply))
+        facts = wire.facts(body)        # ids, usage and limits: fixed before the persona sees (and may change) the body
+        streamed = body.get("stream") is True
+        reply = self._responder(body["model"], persona)(body)
+        if streamed:
+            return Response(200, chunks=wire.stream(facts, reply))
+        return Response(200, wire.completion(facts, reply))
 
     def _responder(self, model: str, persona: Persona) -> Responder:
         """The persona's responder for this server, built on first use (failures are not cached)."""

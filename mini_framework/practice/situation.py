@@ -13,19 +13,38 @@ clock or at anything outside the request. Reading results lives here too (`error
 `scalars`): what a call returned is part of what has been done.
 
 Concessions: only function tools are read (custom tools are refused by the server before this);
-a result that is not JSON is kept as its stripped text; an unanswered call has result None.
+a result that is not JSON is kept as its stripped text; an unanswered call has result None. Only a
+bounded part of a huge request is read (the caps below): the planner answers a request with
+15,000 parameters as it answers the same request cut to what it reads.
 """
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from .language import Reading, describe, read, split_identifier
-from .schemas import Param, params_of, resolve
+from .language import MAX_TEXT, Reading, describe, read, split_identifier
+from .schemas import Param, enum_of, iter_params, resolve, value_of
 
 TRUNCATE = 300          # characters of a long text result quoted in an error or an answer
+
+# What the planner reads of one request, whatever its size (the server accepts 4 MiB bodies), so
+# that its work is bounded by construction: the first MAX_TOOLS tools, then only as many as
+# READ_BUDGET allows. A tool is charged for the text it makes the planner read (name, description,
+# parameter names and descriptions, enum members, each already cut by `schemas.read`) plus a fixed
+# amount per tool, parameter and enum member for the work each one causes later; reading stops
+# where the budget runs out (that tool keeps the parameters read so far, later tools are not read).
+# A realistic request of 128 tools with a handful of parameters each fits. The other stages have
+# their own caps (MAX_FILLS, MAX_EXPANSIONS, ...); tests/test_practice_limits.py checks each.
+MAX_TOOLS = 128         # tools read (the API refuses more; see checks.MAX_TOOLS)
+READ_BUDGET = 256_000   # characters (and charges) of tool definitions read per request
+TOOL_COST = 128         # charged per tool read, on top of its text
+PARAM_COST = 128        # charged per parameter read, on top of its text
+ENUM_COST = 48          # charged per enum member read, on top of its text
+MAX_CALLS_READ = 64     # calls of one turn read (the latest ones): the planner makes at most 8 x 8 itself
+MAX_RESULT_TEXT = 20_000    # characters of a text result searched for a value (`filling.values_from_results`)
 
 
 @dataclass(frozen=True)
@@ -48,6 +67,10 @@ class OfferedTool:
     """Features of the name alone (they count double)."""
     features: frozenset[str]
     """Features of the name, description, parameter names, descriptions and enum values."""
+    required: frozenset[str] = frozenset()
+    """Names of the required parameters read."""
+    cost: int = 0
+    """What reading it was charged against READ_BUDGET."""
 
 
 @dataclass(frozen=True)
@@ -92,11 +115,34 @@ class Situation:
     """The normalised `tool_choice`."""
     parallel: bool = True
     """`parallel_tool_calls`: False means at most one call per reply."""
+    memo: dict[tuple[str, int], tuple[Any, Any]] = field(default_factory=dict, init=False, compare=False, repr=False)
+    """What later stages computed from this situation (see `once`); a `replace`d copy starts empty."""
 
     @property
     def zh(self) -> bool:
         """Whether to answer in Chinese (the latest user message contains Chinese)."""
         return self.request.language == "zh"
+
+
+T = TypeVar("T")
+
+
+def once(s: Situation, kind: str, subject: Any, compute: Callable[[], T]) -> T:
+    """`compute()` the first time this situation asks about this subject, the remembered value after.
+
+    The planner asks the same things several times per request (a tool's arguments while planning,
+    again while composing the answer; a result's scalars for every parameter): asking once keeps
+    the work linear. The subject is kept with the value, so its id cannot be reused while remembered.
+
+    >>> s = analyse({"messages": []}); calls = []
+    >>> once(s, "n", s, lambda: calls.append(1) or 42), once(s, "n", s, lambda: calls.append(1) or 43), calls
+    (42, 42, [1])
+    """
+    key = (kind, id(subject))
+    hit = s.memo.get(key)
+    if hit is None or hit[0] is not subject:
+        hit = s.memo[key] = (subject, compute())
+    return hit[1]
 
 
 def message_text(message: Any) -> str:
@@ -144,43 +190,85 @@ def parse_json(text: Any) -> Any:
 
 
 def _calls_after(messages: list[dict], start: int) -> tuple[tuple[Call, ...], int]:
-    """The calls made after messages[start] paired with their results, and how many rounds they took."""
-    results = {m.get("tool_call_id"): parse_json(message_text(m))
-               for m in messages[start + 1:] if m.get("role") == "tool"}
-    calls, rounds = [], 0
+    """The calls made after messages[start] paired with their results (the last MAX_CALLS_READ), and how many
+    rounds they took. Only the calls kept have their arguments and results parsed."""
+    answers = {m.get("tool_call_id"): m for m in messages[start + 1:] if m.get("role") == "tool"}
+    made: list[tuple[dict, dict]] = []
+    rounds = 0
     for m in messages[start + 1:]:
         if m.get("role") != "assistant" or not isinstance(m.get("tool_calls"), list) or not m["tool_calls"]:
             continue
         rounds += 1
         for tc in m["tool_calls"]:
             fn = tc.get("function") if isinstance(tc, dict) else None
-            if not isinstance(fn, dict):
-                continue
-            args = parse_json(fn.get("arguments"))
-            text = fn.get("arguments") if isinstance(fn.get("arguments"), str) else ""
-            calls.append(Call(str(fn.get("name") or ""), args if isinstance(args, dict) else {},
-                              results.get(tc.get("id")), text))
+            if isinstance(fn, dict):
+                made.append((tc, fn))
+    calls = []
+    for tc, fn in made[-MAX_CALLS_READ:]:
+        args = parse_json(fn.get("arguments"))
+        text = value_of(fn, "arguments", str, "")
+        answer = answers.get(tc.get("id"))
+        calls.append(Call(str(fn.get("name") or ""), args if isinstance(args, dict) else {},
+                          parse_json(message_text(answer)) if answer is not None else None, text))
     return tuple(calls), rounds
 
 
-def offered_tool(entry: Any) -> OfferedTool | None:
-    """A OfferedTool from one `tools` entry ({"type": "function", "function": {...}} or the flat form)."""
+def _param_cost(p: Param) -> int:
+    """What reading a parameter is charged: its text, PARAM_COST, and ENUM_COST plus the text of each member."""
+    return PARAM_COST + len(p.name) + len(p.description) + sum(ENUM_COST + len(str(v)) for v in enum_of(p.schema))
+
+
+def offered_tool(entry: Any, budget: int = READ_BUDGET) -> OfferedTool | None:
+    """An OfferedTool from one `tools` entry ({"type": "function", "function": {...}} or the flat form).
+
+    Parameters are read in schema order while `budget` lasts (the first is always read).
+
+    >>> t = offered_tool({"function": {"name": "get_weather", "description": "查询天气", "parameters": {
+    ...     "properties": {"city": {"type": "string"}}, "required": ["city"]}}})
+    >>> t.name, [p.name for p in t.params], t.required, "#weather" in t.features, t.cost
+    ('get_weather', ['city'], frozenset({'city'}), True, 275)
+    """
     if not isinstance(entry, dict):
         return None
-    fn = entry.get("function") if isinstance(entry.get("function"), dict) else entry
-    name = fn.get("name")
-    if not isinstance(name, str) or not name:
+    fn = value_of(entry, "function", dict, entry)
+    name = value_of(fn, "name", str, "")
+    if not name:
         return None
-    description = fn.get("description") if isinstance(fn.get("description"), str) else ""
-    root = fn.get("parameters") if isinstance(fn.get("parameters"), dict) else {}
-    params = params_of(resolve(root, root), root)
+    description = value_of(fn, "description", str, "")[:MAX_TEXT]
+    root = value_of(fn, "parameters", dict, {})
+    cost = TOOL_COST + len(name) + len(description)
+    params: list[Param] = []
+    for p in iter_params(resolve(root, root), root):
+        if params and cost + _param_cost(p) > budget:
+            break
+        params.append(p)
+        cost += _param_cost(p)
     name_features = describe(" ".join(split_identifier(name)))
     features = set(name_features) | describe(description)
     for p in params:
-        enum = p.schema.get("enum") if isinstance(p.schema.get("enum"), list) else []
         features |= describe(" ".join(split_identifier(p.name))) | describe(p.description)
-        features |= describe(" ".join(str(v) for v in enum))
-    return OfferedTool(name, description, root, params, name_features, frozenset(features))
+        features |= describe(" ".join(str(v) for v in enum_of(p.schema)))
+    return OfferedTool(name, description, root, tuple(params), name_features, frozenset(features),
+                       frozenset(p.name for p in params if p.required), cost)
+
+
+def offered_tools(entries: Any) -> tuple[OfferedTool, ...]:
+    """The tools of a request as the planner reads them: the first MAX_TOOLS, while READ_BUDGET lasts.
+
+    >>> entry = {"function": {"name": "f", "parameters": {"properties": {"x": {"type": "string"}}}}}
+    >>> len(offered_tools([entry] * 200)), len(offered_tools([entry] * 2000)) == MAX_TOOLS
+    (128, True)
+    """
+    tools: list[OfferedTool] = []
+    left = READ_BUDGET
+    for entry in entries[:MAX_TOOLS] if isinstance(entries, list) else []:
+        if left <= 0:
+            break
+        tool = offered_tool(entry, left)
+        if tool is not None:
+            tools.append(tool)
+            left -= tool.cost
+    return tuple(tools)
 
 
 def _choice(raw: Any) -> tuple[Choice, set[str] | None]:
@@ -189,16 +277,15 @@ def _choice(raw: Any) -> tuple[Choice, set[str] | None]:
         return Choice(raw), None
     if isinstance(raw, dict):
         if raw.get("type") == "allowed_tools":
-            inner = raw.get("allowed_tools") if isinstance(raw.get("allowed_tools"), dict) else raw
+            inner = value_of(raw, "allowed_tools", dict, raw)
             names = set()
             for t in inner.get("tools") or []:
                 if isinstance(t, dict):
-                    fn = t.get("function") if isinstance(t.get("function"), dict) else t
-                    names.add(str(fn.get("name")))
+                    names.add(str(value_of(t, "function", dict, t).get("name")))
             return Choice("required" if inner.get("mode") == "required" else "auto"), names
-        fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
-        if isinstance(fn.get("name"), str):
-            return Choice("named", fn["name"]), None
+        name = value_of(value_of(raw, "function", dict, raw), "name", str, None)
+        if name is not None:
+            return Choice("named", name), None
     return Choice(), None
 
 
@@ -216,12 +303,12 @@ def analyse(request: dict) -> Situation:
     calls, rounds = _calls_after(messages, latest) if latest >= 0 else ((), 0)
     before = _latest_request(messages[:latest]) if latest > 0 else -1
     previous = _calls_after(messages[:latest], before)[0] if latest > 0 else ()
-    tools = [t for t in map(offered_tool, request.get("tools") or [] if isinstance(request.get("tools"), list) else []) if t]
+    tools = offered_tools(request.get("tools"))
     choice, allowed = _choice(request.get("tool_choice"))
     if allowed is not None:
-        tools = [t for t in tools if t.name in allowed]
+        tools = tuple(t for t in tools if t.name in allowed)
     text = message_text(messages[latest]) if latest >= 0 else ""
-    return Situation(read(text), tuple(tools), calls, rounds, previous, choice,
+    return Situation(read(text), tools, calls, rounds, previous, choice,
                      request.get("parallel_tool_calls") is not False)
 
 
@@ -238,6 +325,8 @@ def scalars(value: Any) -> list[tuple[tuple[str, ...], Any, Any]]:
             return
         if isinstance(node, dict):
             for k, v in node.items():
+                if len(out) > 500:
+                    break                       # full: a huge result is not walked to its end
                 walk(v, path + (str(k),), node)
         elif isinstance(node, list):
             for v in node[:50]:

@@ -96,7 +96,7 @@ def estimate_tokens(text: str) -> int:
     >>> estimate_tokens("北京"), estimate_tokens("hello world"), estimate_tokens("")
     (2, 3, 0)
     """
-    cjk = len(_WIDE.findall(text))
+    cjk = 0 if text.isascii() else len(_WIDE.findall(text))
     return cjk + (len(text) - cjk + 3) // 4
 
 
@@ -151,6 +151,46 @@ def truncate(text: str, tokens: int) -> str:
 
 
 @dataclass(frozen=True)
+class Facts:
+    """What the answer's wire form depends on, read from the request body before any persona sees it.
+
+    A persona gets the parsed body itself; whatever it does to it, the ids, usage and limits of
+    the answer were already fixed here (and copying a body of megabytes costs more than reading it).
+    """
+
+    seed: str
+    """`canonical(request)`: what every id is derived from."""
+    model: str
+    """The `model` echoed back."""
+    n: int
+    """Choices to send (`n`, 1 when absent)."""
+    stops: tuple[str, ...]
+    """`stop` sequences (text only)."""
+    limit: int | None
+    """`max_completion_tokens` or `max_tokens`."""
+    prompt_tokens: int
+    """The estimated prompt size."""
+    with_usage: bool
+    """Whether a stream ends with a usage chunk (`stream_options.include_usage`)."""
+
+
+def facts(request: dict[str, Any]) -> Facts:
+    """Read a (validated) request body's Facts.
+
+    >>> f = facts({"model": "m", "messages": [{"role": "user", "content": "北京"}], "stop": "x", "n": 2})
+    >>> f.model, f.n, f.stops, f.limit, f.prompt_tokens, f.with_usage
+    ('m', 2, ('x',), None, 9, False)
+    """
+    stops = request.get("stop")
+    stops = [stops] if isinstance(stops, str) else [s for s in stops or [] if isinstance(s, str) and s]
+    limit = request.get("max_completion_tokens") or request.get("max_tokens")
+    options = request.get("stream_options")
+    return Facts(canonical(request), str(request.get("model")), _choices(request), tuple(stops),
+                 limit if isinstance(limit, int) and not isinstance(limit, bool) else None, prompt_tokens(request),
+                 isinstance(options, dict) and options.get("include_usage") is True)
+
+
+@dataclass(frozen=True)
 class Shaped:
     """What one choice says, after `stop` and `max_tokens` were applied."""
 
@@ -164,20 +204,17 @@ class Shaped:
         return estimate_tokens(self.content or "") + sum(_call_tokens(c) for c in self.calls)
 
 
-def shape(request: dict[str, Any], reply: Reply) -> Shaped:
+def shape(request: Facts, reply: Reply) -> Shaped:
     """Apply `stop` (text only) and `max_completion_tokens`/`max_tokens` to a reply."""
     content, calls, finish = reply.content, reply.tool_calls, reply.finish_reason
     if content is None and not calls:
         content = ""
-    stops = request.get("stop")
-    stops = [stops] if isinstance(stops, str) else [s for s in stops or [] if isinstance(s, str) and s]
-    cuts = [content.find(s) for s in stops if content and s and s in content]
+    cuts = [content.find(s) for s in request.stops if content and s and s in content]
     if cuts:
-        content, calls, finish = content[: min(cuts)], (), "stop"
-    limit = request.get("max_completion_tokens") or request.get("max_tokens")
-    if not isinstance(limit, int) or isinstance(limit, bool):
+        content, calls, finish = (content or "")[: min(cuts)], (), "stop"
+    if request.limit is None:
         return Shaped(content, calls, finish)
-    budget = limit
+    budget = request.limit
     if content and estimate_tokens(content) > budget:
         return Shaped(truncate(content, budget), (), "length")
     budget -= estimate_tokens(content or "")
@@ -191,9 +228,9 @@ def shape(request: dict[str, Any], reply: Reply) -> Shaped:
     return Shaped(content, tuple(kept), finish)
 
 
-def usage(request: dict[str, Any], shaped: Shaped, n: int) -> dict[str, Any]:
+def usage(request: Facts, shaped: Shaped) -> dict[str, Any]:
     """The `usage` object; completion tokens are billed for every one of the `n` choices."""
-    prompt, completion = prompt_tokens(request), shaped.completion_tokens * n
+    prompt, completion = request.prompt_tokens, shaped.completion_tokens * request.n
     return {
         "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
         "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
@@ -212,9 +249,10 @@ def _choices(request: dict[str, Any]) -> int:
 # The non-streaming body.
 
 
-def completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    """The `chat.completion` body for a reply, keys in the real API's order."""
-    seed, shaped, n = canonical(request), shape(request, reply), _choices(request)
+def completion(request: Facts | dict[str, Any], reply: Reply) -> dict[str, Any]:
+    """The `chat.completion` body for a reply (to a request body or its Facts), keys in the real API's order."""
+    request = request if isinstance(request, Facts) else facts(request)
+    seed, shaped, n = request.seed, shape(request, reply), request.n
     choices = []
     for index in range(n):
         message: dict[str, Any] = {"role": "assistant", "content": shaped.content}
@@ -227,8 +265,8 @@ def completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
         message.update(refusal=None, annotations=[])
         choices.append({"index": index, "message": message, "logprobs": None, "finish_reason": shaped.finish_reason})
     return {
-        "id": completion_id(seed), "object": "chat.completion", "created": CREATED, "model": request["model"],
-        "choices": choices, "usage": usage(request, shaped, n),
+        "id": completion_id(seed), "object": "chat.completion", "created": CREATED, "model": request.model,
+        "choices": choices, "usage": usage(request, shaped),
         "service_tier": "default", "system_fingerprint": SYSTEM_FINGERPRINT,
     }
 
@@ -280,13 +318,13 @@ def _fragments(i: int, call: PlannedCall) -> Iterator[dict[str, Any]]:
         yield {"tool_calls": [{"index": i, "function": {"arguments": piece}}]}
 
 
-def stream(request: dict[str, Any], reply: Reply) -> list[dict[str, Any]]:
-    """Every `chat.completion.chunk` of the streamed answer, in order (without `[DONE]`)."""
-    seed, shaped, n = canonical(request), shape(request, reply), _choices(request)
-    options = request.get("stream_options")
-    with_usage = isinstance(options, dict) and options.get("include_usage") is True
+def stream(request: Facts | dict[str, Any], reply: Reply) -> list[dict[str, Any]]:
+    """Every `chat.completion.chunk` of the streamed answer (to a request body or its Facts), in order (without
+    `[DONE]`)."""
+    request = request if isinstance(request, Facts) else facts(request)
+    seed, shaped, n, with_usage = request.seed, shape(request, reply), request.n, request.with_usage
     head = {"id": completion_id(seed), "object": "chat.completion.chunk", "created": CREATED,
-            "model": request["model"], "service_tier": "default", "system_fingerprint": SYSTEM_FINGERPRINT}
+            "model": request.model, "service_tier": "default", "system_fingerprint": SYSTEM_FINGERPRINT}
 
     def chunk(index: int, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
         out = {**head, "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}]}
@@ -297,7 +335,7 @@ def stream(request: dict[str, Any], reply: Reply) -> list[dict[str, Any]]:
         chunks += [chunk(index, delta, None) for delta in _deltas(seed, index, shaped)]
         chunks.append(chunk(index, {}, shaped.finish_reason))
     if with_usage:
-        chunks.append({**head, "choices": [], "usage": usage(request, shaped, n)})
+        chunks.append({**head, "choices": [], "usage": usage(request, shaped)})
     return chunks
 
 
