@@ -15,7 +15,10 @@ key `user_id`, or key `id` in the result of a tool whose name says `user`): that
 
 Concessions: optional parameters need evidence in the request (an optional object is never
 filled); one fan-out dimension per tool, at most MAX_FANOUT calls; numbers are matched to
-parameters by the words around them, not by understanding the sentence.
+parameters by the words around them, not by understanding the sentence. The work is bounded:
+at most MAX_FILLS values are tried per tool (nested objects and lists included), the first
+MAX_CANDIDATES words of a description are tried as the value it lists, a text result is searched
+in its first MAX_RESULT_TEXT characters, and each tool is filled once per request (`once`).
 """
 from __future__ import annotations
 

@@ -10,8 +10,10 @@ repeated after the latest user message; after MAX_ROUNDS rounds the planner answ
 it has; a tool is left out when a clearly better one (OUTRANKED) uses the same values ('打八折'
 goes to the discount tool, not also to multiply).
 
-Concessions: a chain is planned through at most three producers; a follow-up ('那上海呢？')
-reuses the previous turn's tool only when the new message names a value of the same kind.
+Concessions: a chain is planned through at most three producers, for at most MAX_CHAINED missing
+inputs of a tool, visiting at most MAX_EXPANSIONS tools in all (a ring of tools that each need
+another's output would otherwise be explored combinatorially); a follow-up ('那上海呢？') reuses
+the previous turn's tool only when the new message names a value of the same kind.
 """
 from __future__ import annotations
 
