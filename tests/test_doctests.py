@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import doctest
-import re
 import importlib
 import pkgutil
+import re
 
 import pytest
 
