@@ -15,7 +15,11 @@ lesson gets `...` at the marker's indentation. Markdown cells may use
 Cells tagged `solution-only` are left out of lessons. Lessons are written without outputs; run
 `python -m course.execute lessons` afterwards.
 
-Usage: python -m course.build_lessons [--check]   (--check: exit 1 if lessons/ is out of date)
+A learner's work is never overwritten silently: a lesson with uncommitted changes (or, outside git,
+any lesson that would change) is kept and reported, unless you pass --overwrite.
+
+Usage: python -m course.build_lessons [--check] [--overwrite]
+       (--check: exit 1 if lessons/ is out of date; --overwrite: replace lessons even if edited)
 """
 from __future__ import annotations
 
@@ -91,8 +95,17 @@ def cell_sources(nb: nbformat.NotebookNode) -> list[tuple[str, str, tuple[str, .
     return [(c.cell_type, c.source, tuple(c.get("metadata", {}).get("tags", []))) for c in nb.cells]
 
 
-def build(root: Path = ROOT, check: bool = False) -> list[str]:
-    """Write (or with `check`, compare) every lesson; return the names that were out of date."""
+def _edited(target: Path, root: Path) -> bool:
+    """Whether overwriting `target` could lose someone's work: uncommitted changes, or no git to ask."""
+    from .workspace import git_changed  # a sibling module that imports this one
+
+    changed = git_changed(target, root)
+    return changed is None or changed
+
+
+def build(root: Path = ROOT, check: bool = False, overwrite: bool = False) -> list[str]:
+    """Write (or with `check`, compare) every lesson; return the names that were out of date.
+    Lessons that were edited are kept unless `overwrite`; they are listed as "NAME (kept: edited)"."""
     stale = []
     for path in sorted((root / "solutions").glob("*.ipynb")):
         try:
@@ -102,6 +115,9 @@ def build(root: Path = ROOT, check: bool = False) -> list[str]:
         target = root / "lessons" / path.name
         current = nbformat.read(target, as_version=4) if target.exists() else None
         if current is not None and cell_sources(current) == cell_sources(lesson):
+            continue
+        if not check and current is not None and not overwrite and _edited(target, root):
+            stale.append(f"{path.name} (kept: edited)")
             continue
         stale.append(path.name)
         if not check:
@@ -115,10 +131,16 @@ def build(root: Path = ROOT, check: bool = False) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only report lessons that are out of date")
+    parser.add_argument("--overwrite", action="store_true", help="replace lessons even if they were edited")
     args = parser.parse_args(argv)
-    stale = build(check=args.check)
+    stale = build(check=args.check, overwrite=args.overwrite)
+    kept = [name for name in stale if name.endswith("(kept: edited)")]
     verb = "out of date" if args.check else "written"
-    print(f"{len(stale)} lesson(s) {verb}" + (": " + ", ".join(stale) if stale else ""))
+    written = [name for name in stale if name not in kept]
+    print(f"{len(written)} lesson(s) {verb}" + (": " + ", ".join(written) if written else ""))
+    if kept:
+        print(f"{len(kept)} lesson(s) kept because they have your edits: {', '.join(kept)}. "
+              "Copy your work elsewhere first, then run again with --overwrite to replace them.")
     return 1 if args.check and stale else 0
 
 

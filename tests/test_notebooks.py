@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from course.workspace import skip_reason
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 SECRET = re.compile(r"sk-[A-Za-z0-9_-]{20,}|Bearer [A-Za-z0-9._-]{20,}")
@@ -34,17 +36,24 @@ def check_results(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
 def test_every_exercise_passes_in_solutions_and_waits_in_lessons(solution):
-    solved, stubs = check_results(solution), check_results(ROOT / "lessons" / solution.name)
+    solved = check_results(solution)
     assert solved, "a lesson needs at least one exercise with a check cell (tag: check)"
-    assert len(solved) == len(stubs)
-    for number, (done, todo) in enumerate(zip(solved, stubs), start=1):
+    for number, done in enumerate(solved, start=1):
         assert f"✅ Exercise {number} passed" in done, done
+    lesson = ROOT / "lessons" / solution.name
+    if reason := skip_reason(lesson):
+        pytest.skip(reason)
+    stubs = check_results(lesson)
+    assert len(solved) == len(stubs)
+    for number, todo in enumerate(stubs, start=1):
         assert f"⏳ Exercise {number} not solved yet" in todo, todo
 
 
 @pytest.mark.parametrize("path", SOLUTIONS + sorted((ROOT / "lessons").glob("*.ipynb")),
                          ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_executed_top_to_bottom_without_errors_or_secrets(path):
+    if path.parent.name == "lessons" and (reason := skip_reason(path)):
+        pytest.skip(reason)
     code = [c for c in cells(path) if c["cell_type"] == "code" and "".join(c["source"]).strip()]
     assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1)), "run it top to bottom once"
     for cell in code:
