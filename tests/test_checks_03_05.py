@@ -1,0 +1,172 @@
+"""Exercise checkers of lessons 03-05: each solution passes, each stub waits, each realistic wrong answer gets ❌."""
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Literal
+
+from checker_cases import checker_tests, stub
+from pydantic import BaseModel, Field
+
+from course import lesson03, lesson04, lesson05
+from mini_framework import tool
+from mini_framework.numerals import parse_number
+from mini_framework.schema import strict_schema
+
+# -- lessons 03-05 ------------------------------------------------------------------------------
+
+def _flights(origin: str, destination: str, date: str, max_stops: int = 1) -> list:
+    """查询两个城市之间的航班
+
+    Args:
+        origin: 出发城市，例如上海
+        destination: 到达城市，例如东京
+        date: 出发日期
+        max_stops: 最多经停次数
+    """
+    return []
+
+
+def _flights_undescribed(origin: str, destination: str, date: str, max_stops: int = 1) -> list:
+    """查询两个城市之间的航班"""
+    return []
+
+
+def _flights_all_required(origin: str, destination: str, date: str, max_stops: int) -> list:
+    """查询两个城市之间的航班
+
+    Args:
+        origin: 出发城市
+        destination: 到达城市
+        date: 出发日期
+        max_stops: 最多经停次数
+    """
+    return []
+
+
+class _Booking(BaseModel):
+    guests: int = Field(..., ge=1, le=8, description="number of guests")
+    room: Literal["single", "double", "suite"] = Field(..., description="room type")
+    nights: int = Field(..., ge=1, description="nights")
+
+
+class _LooseBooking(BaseModel):
+    guests: int = Field(..., description="number of guests")
+    room: str = Field(..., description="room type")
+    nights: int = Field(..., description="nights")
+
+
+def _book(booking: _Booking) -> str:
+    """Book a room."""
+    return "ok"
+
+
+def _book_loose(booking: _LooseBooking) -> str:
+    """Book a room."""
+    return "ok"
+
+
+def _chinese(text):
+    return parse_number(text) if text and set(text) <= set("零一二两三四五六七八九十百千万点负") else None
+
+
+def _explain(error, tool_name):
+    lines = [f"Invalid arguments for {tool_name}:"]
+    lines += [f"- {'.'.join(map(str, p['loc']))}: got {json.dumps(p.get('input'), ensure_ascii=False)}; {p['msg']}"
+              for p in error.errors()]
+    return "\n".join(lines + [f"Fix these arguments and call {tool_name} again."])
+
+
+def _coerce(arguments, schema):
+    out = dict(arguments)
+    for name, value in arguments.items():
+        kind = schema.get("properties", {}).get(name, {}).get("type")
+        if kind in ("integer", "number") and isinstance(value, str) and (n := parse_number(value)) is not None:
+            if kind == "number" or float(n).is_integer():
+                out[name] = int(n) if kind == "integer" else n
+    return out
+
+
+def _coerce_in_place(arguments, schema):
+    arguments.update(_coerce(arguments, schema))
+    return arguments
+
+
+def _unknown(name, available):
+    close = difflib.get_close_matches(name, available, n=1, cutoff=0.6)
+    text = f"Unknown tool {name!r}. Available tools: {', '.join(available)}."
+    return f"{text} Did you mean {close[0]!r}?" if close else text
+
+
+def _discount(price: float, discount: float) -> float:
+    """计算打折后的价格（折扣）
+
+    Args:
+        price: 原价
+        discount: 折扣系数，例如八折是 0.8
+    """
+    return price * discount
+
+
+def _discount_off_by(price: float, discount: float) -> float:
+    """计算打折后的价格（折扣）
+
+    Args:
+        price: 原价
+        discount: 折扣系数，例如八折是 0.8
+    """
+    return price * (1 - discount)  # 八折 read as "80% off"
+
+
+@tool
+def _weather(city: str) -> str:
+    """查询天气"""
+    return "{}"
+
+
+@tool
+def _multiply(a: float, b: float) -> float:
+    """计算两个数字相乘的结果"""
+    return a * b
+
+
+REAL_TOOLS = [_weather, _multiply]
+
+CASES = {
+    "to_strict": (lesson03.to_strict, [strict_schema], [stub], [
+        [lambda schema: {**schema, "additionalProperties": False}],                     # optional ones not required
+        [lambda schema: (schema.update(additionalProperties=False, required=list(schema["properties"])), schema)[1]],
+        [lambda schema: {**schema, "required": list(schema["properties"]), "additionalProperties": False}],
+    ]),
+    "search_flights": (lesson03.search_flights, [tool(_flights)], [_flights], [
+        [tool(_flights_undescribed)], [tool(_flights_all_required)]]),
+    "book_room": (lesson03.book_room, [tool(_book)], [None], [[tool(_book_loose)]]),
+    "parse_chinese_number": (lesson04.parse_chinese_number, [_chinese], [stub], [
+        [lambda text: 102 if text == "十二" else _chinese(text)],                     # 十二 read as 一百零二
+        [lambda text: abs(v) if isinstance(v := _chinese(text), (int, float)) else v],  # sign lost
+        [lambda text: int(v) if isinstance(v := _chinese(text), float) else v],         # decimals lost
+    ]),
+    "explain_errors": (lesson04.explain_errors, [_explain], [stub], [
+        [lambda error, name: f"Invalid arguments, call {name} again."],
+        [lambda error, name: "\n".join(str(p["loc"]) for p in error.errors())],
+        [lambda error, name: str(error)],
+    ]),
+    "coerce_numbers": (lesson04.coerce_numbers, [_coerce], [stub], [
+        [_coerce_in_place],
+        [lambda args, schema: {k: parse_number(v) if isinstance(v, str) and parse_number(v) is not None else v
+                               for k, v in args.items()}],                              # ignores the schema
+    ]),
+    "unknown_tool_error": (lesson05.unknown_tool_error, [_unknown], [stub], [
+        [lambda name, available: f"Unknown tool {name}"],
+        [lambda name, available: _unknown(name, available) + " Did you mean 'multiply'?"],
+    ]),
+    "calculate_discount": (lesson05.calculate_discount, [tool(name="calculate_discount")(_discount), REAL_TOOLS],
+                           [None, REAL_TOOLS], [
+        [tool(name="calculate_discount")(_discount_off_by), REAL_TOOLS],
+        [tool(name="discount")(_discount), REAL_TOOLS],
+    ]),
+}
+
+
+test_checker_passes_the_solution, test_checker_says_not_solved_to_the_stub, \
+    test_checker_catches_a_wrong_answer_without_raising = checker_tests(CASES)
