@@ -18,8 +18,9 @@ Cells tagged `solution-only` are left out of lessons. Lessons are written withou
 A learner's work is never overwritten silently: a lesson with uncommitted changes (or, outside git,
 any lesson that would change) is kept and reported, unless you pass --overwrite.
 
-Usage: python -m course.build_lessons [--check] [--overwrite]
-       (--check: exit 1 if lessons/ is out of date; --overwrite: replace lessons even if edited)
+Usage: python -m course.build_lessons [--check] [--overwrite] [NAME.ipynb ...]
+       (--check: exit 1 if lessons/ is out of date; --overwrite: replace lessons even if edited;
+        names: only these lessons, e.g. 03_tools_from_functions.ipynb)
 """
 from __future__ import annotations
 
@@ -103,11 +104,14 @@ def _edited(target: Path, root: Path) -> bool:
     return changed is None or changed
 
 
-def build(root: Path = ROOT, check: bool = False, overwrite: bool = False) -> list[str]:
-    """Write (or with `check`, compare) every lesson; return the names that were out of date.
-    Lessons that were edited are kept unless `overwrite`; they are listed as "NAME (kept: edited)"."""
+def build(root: Path = ROOT, check: bool = False, overwrite: bool = False,
+          names: list[str] | None = None) -> list[str]:
+    """Write (or with `check`, compare) every lesson, or those in `names`; return the names that were
+    out of date. Lessons that were edited are kept unless `overwrite`; they are listed as "NAME (kept: edited)"."""
     stale = []
     for path in sorted((root / "solutions").glob("*.ipynb")):
+        if names and path.name not in names:
+            continue
         try:
             lesson = lesson_from_solution(nbformat.read(path, as_version=4))
         except MarkerError as error:
@@ -124,7 +128,7 @@ def build(root: Path = ROOT, check: bool = False, overwrite: bool = False) -> li
             target.parent.mkdir(exist_ok=True)
             nbformat.write(lesson, target)
     solved = {p.name for p in (root / "solutions").glob("*.ipynb")}
-    extra = {p.name for p in (root / "lessons").glob("*.ipynb")} - solved
+    extra = {p.name for p in (root / "lessons").glob("*.ipynb")} - solved if not names else set()
     return stale + sorted(f"{name} (no solution)" for name in extra)
 
 
@@ -132,8 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only report lessons that are out of date")
     parser.add_argument("--overwrite", action="store_true", help="replace lessons even if they were edited")
+    parser.add_argument("names", nargs="*", help="only these lessons (file names, e.g. 03_tools_from_functions.ipynb)")
     args = parser.parse_args(argv)
-    stale = build(check=args.check, overwrite=args.overwrite)
+    names = [Path(name).name for name in args.names]
+    unknown = [name for name in names if not (ROOT / "solutions" / name).exists()]
+    if unknown:
+        parser.error(f"no such solution notebook: {', '.join(unknown)}")
+    stale = build(check=args.check, overwrite=args.overwrite, names=names or None)
     kept = [name for name in stale if name.endswith("(kept: edited)")]
     verb = "out of date" if args.check else "written"
     written = [name for name in stale if name not in kept]

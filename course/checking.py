@@ -4,16 +4,28 @@ A check cell calls a lesson's checker with the learner's code. The checker runs 
 and returns a `CheckResult` that Jupyter displays as one line:
 
     ✅ Exercise 1 passed: ...           the solution works
-    ⏳ Exercise 1 not solved yet: ...   the stub is still there (returns None / ...)
-    ❌ Exercise 1 not right yet: ...    the code runs but gives a wrong answer, or raises
+    ⏳ Exercise 1 not solved yet: ...   the stub is still there; a *nudge*, not the answer
+    ❌ Exercise 1 not right yet: ...    a wrong answer or an error, what is wrong, then a *recipe*
 
+Hints are progressive: a fresh lesson shows only nudges (a room of learners reading the committed
+notebooks sees no answers); the recipe comes with a ❌, or on request with `check.hint(N)`.
+An error in the learner's code names the line *in their cell*, not in the SDK or the check.
 Nothing here raises into the notebook, so *Run All* on a fresh lesson reaches the last cell.
 """
 from __future__ import annotations
 
+import json
+import os
+import sys
+import sysconfig
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
+
+_PATHS = sysconfig.get_paths()
+_LIBRARY_DIRS = tuple(str(Path(_PATHS[key]).resolve()) for key in ("stdlib", "purelib", "platlib"))
+_COURSE_DIRS = (str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent / "mini_framework"))
 
 
 class NotSolved(Exception):
@@ -54,16 +66,103 @@ def practice_in_use() -> bool:
     return load_settings().is_practice
 
 
-def run_check(exercise: int, test: Callable[[], str], hint: str) -> CheckResult:
-    """Run `test` (which returns a success detail or raises) and turn any outcome into a result."""
+# ----------------------------------------------------------------------------- common mistakes
+
+def expect_text(value: Any, what: str) -> str:
+    """`value` if it is a string; else a ❌ that says what was returned instead of JSON text.
+
+    >>> expect_text('{"a": 1}', "the result")
+    '{"a": 1}'
+    """
+    solved(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        raise AssertionError(f"{what} is a {type(value).__name__}, but the API wants text: "
+                             f"turn it into JSON text with json.dumps(..., ensure_ascii=False)")
+    raise AssertionError(f"{what} should be a string, not {type(value).__name__} {value!r:.60}")
+
+
+def expect_json_object(value: Any, what: str) -> dict[str, Any]:
+    """`value` (JSON text) parsed into a dict; else a ❌ saying what is wrong with it."""
+    text = expect_text(value, what)
+    try:
+        parsed = json.loads(text)
+    except ValueError as error:
+        raise AssertionError(f"{what} is not valid JSON ({error}): {text!r:.80}") from None
+    if not isinstance(parsed, dict):
+        raise AssertionError(f"{what} should be a JSON object {{...}}, not {type(parsed).__name__}: {text!r:.80}")
+    return parsed
+
+
+def expect_tool(value: Any, what: str = "it") -> Any:
+    """`value` if it is a Tool; a plain function is a ❌ that says to add @tool; None means not solved yet."""
+    from mini_framework import Tool
+
+    solved(value)
+    if isinstance(value, Tool):
+        return value
+    if callable(value):
+        name = getattr(value, "__name__", "the function")
+        raise AssertionError(f"{what} is a plain function: put @tool on the line above `def {name}`")
+    raise AssertionError(f"{what} should be a tool made with @tool, not {type(value).__name__}")
+
+
+# ----------------------------------------------------------------------------- reporting
+
+def where_in_your_code(error: BaseException) -> str:
+    """Where the learner's code raised: ' (line 3 of your cell)', or '' if the error is not from it.
+
+    The innermost frame outside the standard library, installed packages, `course/` and
+    `mini_framework/` is theirs: a notebook cell, or a file of their own.
+    """
+    frames = traceback.extract_tb(error.__traceback__)
+    for frame in reversed(frames):
+        filename = str(Path(frame.filename).resolve()) if not frame.filename.startswith("<") else frame.filename
+        if filename.startswith(_LIBRARY_DIRS + _COURSE_DIRS):
+            continue
+        if "ipykernel_" in frame.filename or frame.filename.startswith("<ipython-input"):
+            return f" (line {frame.lineno} of your cell, in {frame.name})"
+        return f" (line {frame.lineno} of {os.path.basename(frame.filename)}, in {frame.name})"
+    return ""
+
+
+def run_check(exercise: int, test: Callable[[], str], nudge: str, recipe: str | None = None) -> CheckResult:
+    """Run `test` (which returns a success detail or raises) and turn any outcome into a result.
+
+    `nudge` goes with ⏳ (a direction, not the answer); `recipe` (the steps) goes with ❌ only.
+    """
+    recipe = recipe or nudge
     try:
         detail = test()
     except NotSolved:
-        return CheckResult(exercise, "not solved", f"⏳ Exercise {exercise} not solved yet. Hint: {hint}")
+        return CheckResult(exercise, "not solved", f"⏳ Exercise {exercise} not solved yet. {nudge} "
+                                                   f"(Stuck? check.hint({exercise}) shows the steps.)")
     except AssertionError as error:
-        return CheckResult(exercise, "wrong", f"❌ Exercise {exercise} not right yet: {error}. Hint: {hint}")
-    except Exception as error:  # the learner's code raised: show where, briefly
-        where = traceback.extract_tb(error.__traceback__)[-1]
-        return CheckResult(exercise, "wrong", f"❌ Exercise {exercise} raised {type(error).__name__}: {error} "
-                                              f"(line {where.lineno}). Hint: {hint}")
+        return CheckResult(exercise, "wrong", f"❌ Exercise {exercise} not right yet: {error}. Hint: {recipe}")
+    except Exception as error:  # the learner's code raised: say what and where, briefly
+        text = f"{type(error).__name__}: {error}".rstrip(": ")
+        return CheckResult(exercise, "wrong", f"❌ Exercise {exercise} raised {text}{where_in_your_code(error)}. "
+                                              f"Hint: {recipe}")
     return CheckResult(exercise, "passed", f"✅ Exercise {exercise} passed: {detail}")
+
+
+class Hints:
+    """A lesson's recipes, shown on request: `check.hint(2)` in a notebook.
+
+    >>> hint = Hints({1: "Return a dict with role, tool_call_id and content."})
+    >>> hint(1)
+    Exercise 1, step by step: Return a dict with role, tool_call_id and content.
+    >>> hint(9)
+    There is no exercise 9 in this lesson (exercises: 1).
+    """
+
+    def __init__(self, recipes: dict[int, str]) -> None:
+        self.recipes = recipes
+
+    def __call__(self, exercise: int) -> None:
+        if exercise not in self.recipes:
+            numbers = ", ".join(str(n) for n in sorted(self.recipes))
+            print(f"There is no exercise {exercise} in this lesson (exercises: {numbers}).", file=sys.stdout)
+            return
+        print(f"Exercise {exercise}, step by step: {self.recipes[exercise]}", file=sys.stdout)

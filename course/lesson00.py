@@ -5,7 +5,7 @@ from typing import Callable
 
 from mini_framework import connect
 
-from .checking import CheckResult, practice_in_use, run_check, solved
+from .checking import CheckResult, Hints, practice_in_use, run_check, solved
 
 QUESTION = "你好！"
 
@@ -44,3 +44,12 @@ def tokens_used(tokens_used: Callable[[str], int]) -> CheckResult:
             f"completion_tokens={usage.completion_tokens}, total_tokens={usage.total_tokens}")
         return f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion = {total} tokens"
     return run_check(2, test, "every response has a `usage` object; look at response.usage")
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: (
+        "create a completion with messages=[{'role': 'user', 'content': question}] and return "
+        "response.choices[0].message.content"),
+    2: "every response has a `usage` object; look at response.usage",
+})

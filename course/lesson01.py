@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from mini_framework import connect
 
-from .checking import CheckResult, practice_in_use, run_check, solved
+from .checking import CheckResult, Hints, practice_in_use, run_check, solved
 from .examples import FUNCTIONS, TOOLS, WEATHER
 
 CALL = {"id": "call_check0001", "type": "function",
@@ -87,3 +87,15 @@ def subtract_tool(subtract: Callable[[float, float], float], tool: Any,
         return f"the model called {function['name']}{calls[0] if calls else ''} and answered: {answer}"
     return run_check(3, test, "copy the add_numbers entry of `tools` and adapt name, description and the "
                               "parameter descriptions; the description is how the model picks the tool")
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: "three keys: role ('tool'), tool_call_id (the call's 'id'), content (the string)",
+    2: (
+        "json.loads(tool_call['function']['arguments']), then FUNCTIONS[name](**arguments); check `name in "
+        "FUNCTIONS` first and json.dumps an error otherwise"),
+    3: (
+        "copy the add_numbers entry of `tools` and adapt name, description and the parameter descriptions; "
+        "the description is how the model picks the tool"),
+})

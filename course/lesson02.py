@@ -8,7 +8,7 @@ from openai.types.chat import ChatCompletionMessage
 
 from mini_framework import connect
 
-from .checking import CheckResult, practice_in_use, run_check, solved
+from .checking import CheckResult, Hints, practice_in_use, run_check, solved
 from .examples import WEATHER
 
 
@@ -88,3 +88,15 @@ def round_trips(round_trips: Callable[[str, bool], int]) -> CheckResult:
         return f"three cities: {parallel} requests with parallel calls, {one_by_one} without"
     return run_check(3, test, "loop: create(..., tools=TOOLS, parallel_tool_calls=parallel); return the count "
                               "when the reply has no tool_calls; otherwise append the message and its answers")
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: (
+        "loop over message.tool_calls; each answer is {'role': 'tool', 'tool_call_id': call.id, 'content': "
+        "...}"),
+    2: 'the named form is {"type": "function", "function": {"name": ...}}',
+    3: (
+        "loop: create(..., tools=TOOLS, parallel_tool_calls=parallel); return the count when the reply has no"
+        " tool_calls; otherwise append the message and its answers"),
+})

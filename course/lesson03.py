@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterator
 from mini_framework import connect
 from mini_framework.tools import Tool
 
-from .checking import CheckResult, NotSolved, practice_in_use, run_check, solved
+from .checking import CheckResult, Hints, NotSolved, practice_in_use, run_check, solved
 
 FLAT = {
     "type": "object",
@@ -144,3 +144,18 @@ def book_room(book_room: Any) -> CheckResult:
         return "the schema carries the limits, and bad bookings are refused before book_room runs"
     return run_check(3, test, "class Booking(BaseModel): guests: int = Field(..., ge=1, le=8, description=...), "
                               "room: Literal['single', 'double', 'suite'] = Field(..., description=...), ...")
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: (
+        "walk the schema: for every object, set additionalProperties to False, list all properties in "
+        "required, and wrap the ones that were optional as {'anyOf': [prop, {'type': 'null'}]}; recurse into "
+        "properties and items"),
+    2: (
+        "@tool, annotate each parameter (str / int = 1), and document them in an 'Args:' section of the "
+        "docstring"),
+    3: (
+        "class Booking(BaseModel): guests: int = Field(..., ge=1, le=8, description=...), room: "
+        "Literal['single', 'double', 'suite'] = Field(..., description=...), ..."),
+})

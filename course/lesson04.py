@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from mini_framework import Tool, connect, tool
 from mini_framework.arguments import parse_arguments
 
-from .checking import CheckResult, practice_in_use, run_check, solved
+from .checking import CheckResult, Hints, practice_in_use, run_check, solved
 
 NUMERALS = [("一百二十三", 123), ("两千零五", 2005), ("十二", 12), ("十", 10), ("二十", 20), ("一万二千", 12000),
             ("三点五", 3.5), ("负十二", -12), ("零", 0), ("九百九十九", 999), ("一千零一", 1001),
@@ -116,3 +116,17 @@ def coerce_numbers(coerce: Callable[[dict, dict], dict]) -> CheckResult:
         return f"{len(COERCIONS)} cases: 一百二十三 → 123, 三亚 stays a city, '3.5' is not silently made an integer"
     return run_check(3, test, "loop over arguments.items(); look up schema['properties'][name]['type']; only "
                               "strings, only number/integer slots; parse_number(value) may be None")
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: (
+        "keep a running total: a digit waits for its unit (十/百/千 multiply it; a bare 十 is 一十); 万 multiplies "
+        "everything before it by 10000; 点 starts the decimals; 负 the sign"),
+    2: (
+        "for problem in error.errors(): use problem['loc'] (the field), problem['input'] (what was sent) and "
+        "problem['msg'] (what is wrong); finish with f'Fix these arguments and call {tool_name} again.'"),
+    3: (
+        "loop over arguments.items(); look up schema['properties'][name]['type']; only strings, only "
+        "number/integer slots; parse_number(value) may be None"),
+})

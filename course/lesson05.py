@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from mini_framework import Executor, Tool, connect
 
-from .checking import CheckResult, NotSolved, practice_in_use, run_check, solved
+from .checking import CheckResult, Hints, NotSolved, practice_in_use, run_check, solved
 
 AVAILABLE = ["get_weather", "add_numbers", "multiply"]
 QUESTION = "这件衣服原价200元，打八折后多少钱？"
@@ -79,3 +79,14 @@ def calculate_discount(discount_tool: Any, tools: list[Any]) -> CheckResult:
         return f"the model used your tool at once: {json.dumps(called)} → {answer}"
     return run_check(2, test, "@tool def calculate_discount(price: float, discount: float) -> float, with a "
                               "docstring that says 折扣/discount and an Args: section")
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: (
+        'f"Unknown tool {name!r}. Available tools: {\', \'.join(available)}." plus '
+        "difflib.get_close_matches(name, available, n=1, cutoff=0.6) for the suggestion"),
+    2: (
+        "@tool def calculate_discount(price: float, discount: float) -> float, with a docstring that says "
+        "折扣/discount and an Args: section"),
+})

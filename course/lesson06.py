@@ -10,7 +10,7 @@ from openai.types.chat import ChatCompletionMessageToolCall
 from mini_framework import Agent, Executor, connect, tool
 from mini_framework.agent import Usage
 
-from .checking import CheckResult, practice_in_use, run_check, solved
+from .checking import CheckResult, Hints, practice_in_use, run_check, solved
 from .examples import WEATHER
 from .shop import Shop, create_shop
 
@@ -134,3 +134,15 @@ def run_cost(run_cost: Callable[[Any, float, float], float]) -> CheckResult:
         return (f"at ¥2 / ¥8 per million tokens the order lookup cost ¥{a:.4f}, "
                 f"the 20-request runaway ¥{b:.4f} ({b / a:.1f}× as much)")
     return run_check(3, test, "prices are per million tokens, and prompt and completion tokens have different prices")
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: (
+        "json.loads the arguments, json.dumps them again with sort_keys=True, and put the tool name in front;"
+        " if json.loads raises ValueError, use the text itself"),
+    2: (
+        "count call_key(...) in seen; up to max_repeats, executor.run_sync([call])[0].message is the answer; "
+        "after that, build the tool message for call.id yourself"),
+    3: "prices are per million tokens, and prompt and completion tokens have different prices",
+})

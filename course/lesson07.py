@@ -11,7 +11,7 @@ from openai.types.chat import ChatCompletionMessageToolCall
 
 from mini_framework.executor import run_sync
 
-from .checking import CheckResult, run_check, solved
+from .checking import CheckResult, Hints, run_check, solved
 
 # call id -> (city, seconds): made in this order, finished in another (上海, 广州, 北京)
 DELAYS = {"call_A": ("北京", 0.3), "call_B": ("上海", 0.1), "call_C": ("广州", 0.2)}
@@ -116,3 +116,17 @@ def with_timeout(with_timeout: Callable[..., Any]) -> CheckResult:
         return f"the model reads: {message}"
     return run_check(3, test, "asyncio.wait_for(run(call), seconds) raises asyncio.TimeoutError when the time is up; "
                               "catch it and return a sentence with the tool's name, the limit and what to do")
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: (
+        "asyncio.gather(...) runs coroutines together and returns their results in the order you passed them "
+        "in"),
+    2: (
+        "let each task return (call.id, function(call)); ThreadPoolExecutor.map returns results in input "
+        "order"),
+    3: (
+        "asyncio.wait_for(run(call), seconds) raises asyncio.TimeoutError when the time is up; catch it and "
+        "return a sentence with the tool's name, the limit and what to do"),
+})

@@ -9,7 +9,7 @@ import openai
 
 from mini_framework import Executor, ToolCall, ToolError, tool
 
-from .checking import CheckResult, NotSolved, run_check, solved
+from .checking import CheckResult, Hints, NotSolved, run_check, solved
 from .examples import WEATHER
 
 KEY = "demo-key-1234"
@@ -120,3 +120,15 @@ def resilient_connection(resilient_connection: Callable[[], Any]) -> CheckResult
             raise AssertionError(f"the request failed with {type(error).__name__} ({error.status_code})") from None
         return f"a 429 and a 500 absorbed with max_retries={client.max_retries}, each attempt limited to {seconds:g} s"
     return run_check(3, test, "connect() passes max_retries= and timeout= on to the OpenAI client")
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: (
+        "a ToolError's text as is; for anything else a sentence with call.name and type(exc).__name__, "
+        "through redact(); json.dumps(..., ensure_ascii=False)"),
+    2: (
+        "when shop.get_order_detail returns an 'error', raise ToolError(...) with the id, what an order id "
+        "looks like and the name get_orders"),
+    3: "connect() passes max_retries= and timeout= on to the OpenAI client",
+})

@@ -64,6 +64,6 @@ def test_executed_top_to_bottom_without_errors_or_secrets(path):
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
 def test_lesson_structure(solution):
     markdown = "\n".join("".join(c["source"]) for c in cells(solution) if c["cell_type"] == "markdown")
-    assert re.match(r"# \d\d · ", markdown), "a title '# NN · ...'"
+    assert re.match(r"# \d\d[a-z]? · ", markdown), "a title '# NN · ...' (an optional part: '# NNb · ...')"
     for heading in ("## Learning goals", "```mermaid", "## Exercises", "## What you built"):
         assert heading in markdown, f"missing {heading!r}"
