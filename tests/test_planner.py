@@ -515,6 +515,55 @@ def test_description_not_name_makes_a_tool_relevant():
     assert calls_of(reply) == [("tool_a", {"x": "Berlin"})]
 
 
+# descriptions decide (lesson 05's claim): what the author wrote counts more than the name
+
+PAIR = {"a": {"type": "number"}, "b": {"type": "number"}}
+MULTIPLY = fn("multiply", "计算两个数字相乘的结果", PAIR)
+DISCOUNT_QUESTION = "这件衣服原价200元，打八折后多少钱？"
+DISCOUNT_PARAMS = {"price": {"type": "number", "description": "原价"},
+                   "discount": {"type": "number", "description": "折扣系数，例如八折是 0.8"}}
+
+
+def test_a_well_described_tool_wins_over_a_generic_one():
+    described = fn("calculate_discount", "计算打折后的价格（折扣）", DISCOUNT_PARAMS)
+    assert calls_of(plan(body([user(DISCOUNT_QUESTION)], [WEATHER, ADD, MULTIPLY, described]))) == [
+        ("calculate_discount", {"price": 200, "discount": 0.8})]
+
+
+def test_a_description_that_contradicts_the_request_makes_the_tool_lose():
+    misdescribed = fn("calculate_discount", "Converts temperatures between units", DISCOUNT_PARAMS)
+    reply = plan(body([user(DISCOUNT_QUESTION)], [WEATHER, ADD, MULTIPLY, misdescribed]))
+    assert calls_of(reply) == [("multiply", {"a": 200, "b": 0.8})]
+    alone = plan(body([user(DISCOUNT_QUESTION)], [WEATHER, misdescribed]))     # nothing fits: no call at all
+    assert not alone.tool_calls and "calculate_discount" in alone.content
+
+
+def test_the_same_misdescribed_tool_is_used_for_what_its_description_says():
+    misdescribed = fn("calculate_discount", "Converts temperatures between units",
+                      {"value": {"type": "number", "description": "the temperature"}})
+    assert calls_of(plan(body([user("What is 30 celsius in fahrenheit?")], [WEATHER, misdescribed]))) == [
+        ("calculate_discount", {"value": 30})]
+
+
+def test_a_vague_description_lets_a_better_described_tool_win():
+    vague = fn("calculate_discount", "A helper.", {"x": {"type": "number", "description": "x"},
+                                                    "y": {"type": "number", "description": "y"}})
+    assert calls_of(plan(body([user(DISCOUNT_QUESTION)], [WEATHER, ADD, MULTIPLY, vague]))) == [
+        ("multiply", {"a": 200, "b": 0.8})]
+    ranked = [t.name for _, t in rank_tools(analyse(body([user(DISCOUNT_QUESTION)], [vague, MULTIPLY])))]
+    assert ranked == ["multiply", "calculate_discount"]
+
+
+def test_a_described_tool_outranks_one_that_only_has_a_fitting_name():
+    named = fn("get_weather", "", {"city": {"type": "string"}})
+    described = fn("lookup", "查询指定城市的天气", {"q": {"type": "string", "description": "城市"}})
+    by_parameter = fn("lookup2", "Look something up", {"q": {"type": "string", "description": "要查天气的城市"}})
+    ranked = [t.name for _, t in rank_tools(analyse(body([user("北京天气怎么样？")], [named, described])))]
+    assert ranked == ["lookup", "get_weather"]
+    ranked = [t.name for _, t in rank_tools(analyse(body([user("北京天气怎么样？")], [named, by_parameter])))]
+    assert ranked == ["lookup2", "get_weather"]
+
+
 def test_person_names():
     tool = fn("get_user_info", "Look up a user", {"user_name": {"type": "string", "description": "The user's name"}})
     for question, name in [("查一下李四的用户信息", "李四"), ("look up the user Alice", "Alice"),

@@ -45,6 +45,8 @@ PARAM_COST = 128        # charged per parameter read, on top of its text
 ENUM_COST = 48          # charged per enum member read, on top of its text
 MAX_CALLS_READ = 64     # calls of one turn read (the latest ones): the planner makes at most 8 x 8 itself
 MAX_RESULT_TEXT = 20_000    # characters of a text result searched for a value (`filling.values_from_results`)
+BROAD_TOPICS = frozenset({"#calculate", "#search", "#detail", "#location", "#send", "#time"})
+"""Topics too broad to decide alone (`ranking` weighs them least; they never make a description contradict)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,15 @@ class OfferedTool:
     """Names of the required parameters read."""
     cost: int = 0
     """What reading it was charged against READ_BUDGET."""
+    described: frozenset[str] = frozenset()
+    """Features of what the tool's author *wrote*: the description, parameter descriptions and enum values
+    (they count double in `ranking.score`; a name or a parameter name alone counts once)."""
+    topics: frozenset[str] = frozenset()
+    """The specific topics ('#weather', not broad ones such as '#search') of the description alone: a request
+    about none of them finds the description saying the tool does something else (`ranking.contradicts`)."""
+    lists_required: bool = True
+    """Whether the schema has a `required` list at all (without one, every parameter reads as optional:
+    `planning` leaves them all out of the first call, see `pitfall_calls`)."""
 
 
 @dataclass(frozen=True)
@@ -238,18 +249,23 @@ def offered_tool(entry: Any, budget: int = READ_BUDGET) -> OfferedTool | None:
     root = value_of(fn, "parameters", dict, {})
     cost = TOOL_COST + len(name) + len(description)
     params: list[Param] = []
-    for p in iter_params(resolve(root, root), root):
+    top = resolve(root, root)
+    for p in iter_params(top, root):
         if params and cost + _param_cost(p) > budget:
             break
         params.append(p)
         cost += _param_cost(p)
     name_features = describe(" ".join(split_identifier(name)))
-    features = set(name_features) | describe(description)
+    own = describe(description)
+    described = set(own)
+    features = set(name_features)
     for p in params:
-        features |= describe(" ".join(split_identifier(p.name))) | describe(p.description)
-        features |= describe(" ".join(str(v) for v in enum_of(p.schema)))
-    return OfferedTool(name, description, root, tuple(params), name_features, frozenset(features),
-                       frozenset(p.name for p in params if p.required), cost)
+        features |= describe(" ".join(split_identifier(p.name)))
+        described |= describe(p.description) | describe(" ".join(str(v) for v in enum_of(p.schema)))
+    topics = frozenset(f for f in own if f[:1] == "#" and f not in BROAD_TOPICS)
+    return OfferedTool(name, description, root, tuple(params), name_features, frozenset(features | described),
+                       frozenset(p.name for p in params if p.required), cost, frozenset(described), topics,
+                       isinstance(top.get("required"), list) or not params)
 
 
 def offered_tools(entries: Any) -> tuple[OfferedTool, ...]:
