@@ -1,10 +1,13 @@
 """connect(): the practice model by default, a real provider by configuration, never a leaked key."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mini_framework import Settings, connect, connect_async, load_settings
 
+ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 
 
@@ -127,3 +130,42 @@ def test_the_key_never_appears_in_what_a_notebook_would_print(no_provider, monke
 def test_client_options_reach_the_sdk(no_provider):
     client, _ = connect(max_retries=7, timeout=3)
     assert client.max_retries == 7 and client.timeout == 3
+
+
+def test_an_unedited_copy_of_env_example_keeps_the_practice_model(no_provider):
+    (no_provider / ".env").write_text((ROOT / ".env.example").read_text())
+    settings = load_settings()
+    assert settings.is_practice and settings.env_file == str(no_provider / ".env")
+
+
+def test_uncommenting_a_block_without_a_key_is_a_clear_error(no_provider):
+    text = (ROOT / ".env.example").read_text()
+    block = text.split("# --- DeepSeek\n", 1)[1].split("\n\n", 1)[0]
+    (no_provider / ".env").write_text("\n".join(line.removeprefix("# ") for line in block.splitlines()))
+    with pytest.raises(ValueError, match="placeholder"):
+        load_settings()
+
+
+def test_the_framework_imports_and_connects_without_python_dotenv(no_provider, monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_dotenv(name, *args, **kwargs):
+        if name == "dotenv" or name.startswith("dotenv."):
+            raise ModuleNotFoundError("No module named 'dotenv'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_dotenv)
+    monkeypatch.setenv("LLM_BASE_URL", "http://localhost:11434/v1")
+    monkeypatch.setenv("LLM_MODEL", "qwen2.5:7b")
+    assert load_settings().model == "qwen2.5:7b"  # settings from the environment need no dotenv
+    (no_provider / ".env").write_text("LLM_MODEL=x\n")
+    with pytest.raises(ModuleNotFoundError, match="pip install python-dotenv"):
+        load_settings()
+
+
+def test_without_the_practice_package_and_no_provider_the_error_says_what_to_set(no_provider, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "mini_framework.practice", None)  # as if practice/ had been deleted
+    with pytest.raises(ModuleNotFoundError, match="set LLM_BASE_URL"):
+        connect()

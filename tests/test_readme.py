@@ -1,6 +1,7 @@
 """The README is part of the product: its commands are what CI runs, its code runs."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -33,3 +34,13 @@ def test_python_examples_run(capsys):
 def test_every_lesson_in_the_curriculum_table_exists():
     for link in re.findall(r"\]\((lessons/[^)]+\.ipynb)\)", README):
         assert (ROOT / link).exists() and (ROOT / link.replace("lessons/", "solutions/")).exists(), link
+
+
+def test_the_readme_and_the_notebooks_name_no_unpublished_source():
+    texts = {"README.md": README}
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")) + sorted((ROOT / "lessons").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        texts[str(path.relative_to(ROOT))] = "\n".join("".join(c["source"]) for c in cells)
+    pattern = re.compile(r"(?i)\bthe (?:seed )?article\b|\bseed(?:s| article| document)\b|§\s*\d")
+    found = {name: pattern.findall(text) for name, text in texts.items() if pattern.search(text)}
+    assert not found, f"say it in the course's own words, or cite a public source: {found}"
