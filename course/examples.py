@@ -1,13 +1,22 @@
-"""The example tools the lessons share (from the seed article, §3.2–3.3), so every notebook runs alone.
+"""The example tools every lesson may use: a weather lookup and an adder, with their JSON schemas.
 
-Lesson 01 writes these out in full; later lessons import them from here to stay short.
+Lesson 01 writes this code out by hand (tests/test_checks_00_02.py keeps the two the same);
+later lessons import it from here, so that each notebook runs on its own.
+
+    >>> get_weather("上海")
+    '{"temperature": 25, "condition": "多云", "wind": "东南风2级"}'
+    >>> add_numbers(2, 40)
+    42
+    >>> [tool["function"]["name"] for tool in TOOLS]
+    ['get_weather', 'add_numbers']
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
-# A fixed table instead of a weather API, as in the article. The Chinese cities are the article's.
+# A fixed table stands in for a weather service, so every run gives the same answers.
+# Temperatures in °C; condition and wind in the city's language.
 WEATHER: dict[str, dict[str, Any]] = {
     "北京": {"temperature": 22, "condition": "晴", "wind": "东北风3级"},
     "上海": {"temperature": 25, "condition": "多云", "wind": "东南风2级"},
@@ -19,25 +28,26 @@ WEATHER: dict[str, dict[str, Any]] = {
 
 
 def get_weather(city: str) -> str:
-    """Current weather for a city, as a JSON string (a stand-in for a real weather API)."""
-    if city in WEATHER:
-        return json.dumps(WEATHER[city], ensure_ascii=False)
-    return json.dumps({"error": "暂无该城市数据"}, ensure_ascii=False)
+    """The weather in `city` right now, as JSON text (looked up in WEATHER, not on the internet)."""
+    if city not in WEATHER:
+        return json.dumps({"error": f"没有{city}的天气数据", "known_cities": list(WEATHER)}, ensure_ascii=False)
+    return json.dumps(WEATHER[city], ensure_ascii=False)
 
 
 def add_numbers(a: float, b: float) -> float:
-    """Add two numbers."""
+    """Return a + b."""
     return a + b
 
 
+# What the model sees of each function: a name, a description, and a JSON schema of its parameters.
 WEATHER_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "get_weather",
-        "description": "查询指定城市当前的天气情况，包括温度、天气状况和风力",
+        "description": "查一个城市现在的天气：气温（摄氏度）、晴雨和风",
         "parameters": {
             "type": "object",
-            "properties": {"city": {"type": "string", "description": "城市名称，例如北京、上海、广州"}},
+            "properties": {"city": {"type": "string", "description": "城市名，如 北京、上海 或 Paris"}},
             "required": ["city"],
         },
     },
@@ -47,12 +57,12 @@ ADD_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "add_numbers",
-        "description": "计算两个数字相加的结果",
+        "description": "把两个数相加，返回它们的和",
         "parameters": {
             "type": "object",
             "properties": {
-                "a": {"type": "number", "description": "第一个加数"},
-                "b": {"type": "number", "description": "第二个加数"},
+                "a": {"type": "number", "description": "第一个数"},
+                "b": {"type": "number", "description": "第二个数"},
             },
             "required": ["a", "b"],
         },
