@@ -1,55 +1,144 @@
 """Checks for lesson 00 (setup and the practice model)."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from mini_framework import connect
 
 from .checking import CheckResult, Hints, practice_in_use, run_check, solved
 
 QUESTION = "你好！"
+FOLLOW_UP = "今天几号？"
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: (
+        "response = client.chat.completions.create(model=model, messages=[{'role': 'user', 'content': question}]), "
+        "then return response.choices[0].message.content"),
+    2: (
+        "make the same request as in Exercise 1 and return response.usage.total_tokens (prompt_tokens + "
+        "completion_tokens)"),
+    3: (
+        "messages = [*history, {'role': 'user', 'content': question}]; create a completion with "
+        "messages=messages; return [*messages, {'role': 'assistant', 'content': "
+        "response.choices[0].message.content}]"),
+})
 
 
-def _reference(question: str):
+def _reference(messages: list[dict[str, Any]]):
     client, model = connect()
-    return client.chat.completions.create(model=model, messages=[{"role": "user", "content": question}])
+    return client.chat.completions.create(model=model, messages=messages)
+
+
+def _not_the_text(value: Any, name: str) -> str | None:
+    """What to say when `value` is a response or message object instead of the reply's text."""
+    kind = type(value).__name__
+    if kind == "ChatCompletion":
+        return f"{name} returned the whole response (a ChatCompletion); the text is inside it, in choices[0]"
+    if kind == "ChatCompletionMessage":
+        return f"{name} returned the message object; its text is the message's .content"
+    return None
 
 
 def ask(ask: Callable[[str], str]) -> CheckResult:
     """Exercise 1: `ask(question)` returns the reply text of a one-message request."""
     def test() -> str:
         answer = solved(ask(QUESTION))
-        assert isinstance(answer, str), f"ask() returned a {type(answer).__name__}, not the reply text (a str)"
+        wrong_kind = _not_the_text(answer, "ask()")
+        assert wrong_kind is None, wrong_kind
+        assert isinstance(answer, str), f"ask() returned a {type(answer).__name__}, not the reply's text (a str)"
         assert answer.strip(), "ask() returned an empty string"
         if not practice_in_use():  # a real model words its reply differently every time
             return f"ask({QUESTION!r}) → {answer[:80]!r}"
-        expected = _reference(QUESTION).choices[0].message.content
-        assert answer == expected, f"ask({QUESTION!r}) returned {answer!r}, but the model's reply is {expected!r}"
+        expected = _reference([{"role": "user", "content": QUESTION}]).choices[0].message.content
+        assert answer == expected, (
+            f"ask({QUESTION!r}) returned {answer!r:.80}, but the model's reply is {expected!r:.80}: return the "
+            f"reply's text unchanged")
         return f"ask({QUESTION!r}) → {answer!r}"
-    return run_check(1, test, "create a completion with messages=[{'role': 'user', 'content': question}] "
-                              "and return response.choices[0].message.content")
+    return run_check(1, test, "Do what section 3 does, with `question` as the message, and return the reply's "
+                              "text instead of printing it.", recipe=hint.recipes[1])
 
 
 def tokens_used(tokens_used: Callable[[str], int]) -> CheckResult:
     """Exercise 2: `tokens_used(question)` returns `usage.total_tokens`."""
     def test() -> str:
         total = solved(tokens_used(QUESTION))
-        assert isinstance(total, int), f"tokens_used() returned a {type(total).__name__}, expected an int"
-        assert total > 0, f"got {total}; a request always uses some tokens"
+        assert isinstance(total, int) and not isinstance(total, bool), (
+            f"tokens_used() returned a {type(total).__name__}, expected the number of tokens (an int)")
+        assert total > 0, f"got {total}; every request uses some tokens: the question in, the reply out"
         if not practice_in_use():
             return f"{total} tokens"
-        usage = _reference(QUESTION).usage
+        usage = _reference([{"role": "user", "content": QUESTION}]).usage
+        assert total != usage.prompt_tokens, (
+            f"{total} is prompt_tokens, the question's part only; the reply's tokens (completion_tokens) are "
+            f"billed too, and total_tokens counts both")
+        assert total != usage.completion_tokens, (
+            f"{total} is completion_tokens, the reply's part only; the question's tokens (prompt_tokens) are "
+            f"billed too, and total_tokens counts both")
         assert total == usage.total_tokens, (
             f"got {total}; the response reports prompt_tokens={usage.prompt_tokens}, "
             f"completion_tokens={usage.completion_tokens}, total_tokens={usage.total_tokens}")
         return f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion = {total} tokens"
-    return run_check(2, test, "every response has a `usage` object; look at response.usage")
+    return run_check(2, test, "Every response says how many tokens it used; find where in section 3's JSON.",
+                     recipe=hint.recipes[2])
 
 
-# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
-hint = Hints({
-    1: (
-        "create a completion with messages=[{'role': 'user', 'content': question}] and return "
-        "response.choices[0].message.content"),
-    2: "every response has a `usage` object; look at response.usage",
-})
+def _role_and_content(message: Any) -> tuple[Any, Any]:
+    """A message's role and content, whether it is a dict or the SDK's message object."""
+    if isinstance(message, dict):
+        return message.get("role"), message.get("content")
+    return getattr(message, "role", None), getattr(message, "content", None)
+
+
+def _check_turn(history: list, question: str, returned: Any, call: str) -> None:
+    """`returned` must be `history` + the user's question + an assistant reply."""
+    wrong_kind = _not_the_text(returned, call)
+    assert not isinstance(returned, str) and wrong_kind is None, (
+        f"{call} returned the reply alone; return the whole history, a list that ends with the question and "
+        f"the reply, so the next turn can send it again")
+    assert isinstance(returned, list), f"{call} should return the history (a list of messages), not a " \
+                                       f"{type(returned).__name__}"
+    grown = len(returned) - len(history)
+    assert grown > 0, (
+        f"{call} returned {len(returned)} message(s) for a history of {len(history)}: the earlier messages are "
+        f"missing. Return the whole history, then the question and the reply")
+    assert grown == 2, (
+        f"{call} returned {len(returned)} message(s) for a history of {len(history)}: each turn adds two, the "
+        f"user's question and the assistant's reply" + (" (one is missing)" if grown == 1 else ""))
+    assert [_role_and_content(m) for m in returned[:len(history)]] == [_role_and_content(m) for m in history], (
+        f"{call} changed the earlier messages; keep the history as it was and add to its end")
+    role, content = _role_and_content(returned[-2])
+    assert (role, content) == ("user", question), (
+        f"the second-to-last message should be the question, {{'role': 'user', 'content': {question!r}}}, "
+        f"not role={role!r}, content={content!r:.40}")
+    role, content = _role_and_content(returned[-1])
+    assert role == "assistant", (
+        f"the last message should be the reply with role 'assistant', not {role!r}: a model reads its own earlier "
+        f"replies by that role")
+    assert isinstance(content, str) and content.strip(), "the reply's content should be the reply's text"
+
+
+def chat(chat: Callable[[list, str], list]) -> CheckResult:
+    """Exercise 3: a conversation is resent whole; each turn adds the question and the reply."""
+    def test() -> str:
+        first = solved(chat([], QUESTION))
+        _check_turn([], QUESTION, first, f"chat([], {QUESTION!r})")
+        history = list(first)
+        second = chat(list(history), FOLLOW_UP)
+        _check_turn(history, FOLLOW_UP, second, f"chat(history, {FOLLOW_UP!r})")
+        if not practice_in_use():
+            return "two turns, four messages"
+        from mini_framework.practice import shared_server
+
+        sent = shared_server().requests[-1]["request"].get("messages", [])
+        expected = [*map(_role_and_content, history), ("user", FOLLOW_UP)]
+        assert [(m.get("role"), m.get("content")) for m in sent] == expected, (
+            f"the second request carried {len(sent)} message(s) ({', '.join(str(m.get('role')) for m in sent)}), "
+            f"but the model needs the whole conversation: the server keeps nothing between requests, so send the "
+            f"history and then the question")
+        reply = _reference([{"role": r, "content": c} for r, c in expected]).choices[0].message.content
+        assert _role_and_content(second[-1])[1] == reply, (
+            f"the reply in the history should be the model's text, unchanged: {reply!r:.60}")
+        return f"the second request carried all {len(sent)} messages; the history now has {len(second)}"
+    return run_check(3, test, "A request must carry the whole conversation: the old messages, then the new "
+                              "question.", recipe=hint.recipes[3])

@@ -11,14 +11,41 @@ from mini_framework import connect
 
 # -- lesson 00 ----------------------------------------------------------------------------------
 
-def ask(question):
+def _create(messages, model_name=None):
     client, model = connect()
-    return client.chat.completions.create(model=model, messages=[{"role": "user", "content": question}]).choices[0].message.content
+    return client.chat.completions.create(model=model_name or model, messages=messages)
+
+
+def ask(question):
+    return _create([{"role": "user", "content": question}]).choices[0].message.content
 
 
 def tokens(question):
-    client, model = connect()
-    return client.chat.completions.create(model=model, messages=[{"role": "user", "content": question}]).usage.total_tokens
+    return _create([{"role": "user", "content": question}]).usage.total_tokens
+
+
+def chat(history, question):
+    messages = [*history, {"role": "user", "content": question}]
+    return [*messages, {"role": "assistant", "content": _create(messages).choices[0].message.content}]
+
+
+def chat_forgetful(history, question):  # sends only the new question: the model never sees the earlier turns
+    reply = _create([{"role": "user", "content": question}]).choices[0].message.content
+    return [*history, {"role": "user", "content": question}, {"role": "assistant", "content": reply}]
+
+
+def chat_reply_as_user(history, question):
+    messages = [*history, {"role": "user", "content": question}]
+    return [*messages, {"role": "user", "content": _create(messages).choices[0].message.content}]
+
+
+def chat_reply_only(history, question):  # the reply's text, not the history
+    return _create([*history, {"role": "user", "content": question}]).choices[0].message.content
+
+
+def chat_without_question(history, question):
+    messages = [*history, {"role": "user", "content": question}]
+    return [*history, {"role": "assistant", "content": _create(messages).choices[0].message.content}]
 
 
 # -- lesson 01 ----------------------------------------------------------------------------------
@@ -81,12 +108,24 @@ def round_trips(question, parallel):
 
 CASES = {
     "ask": (lesson00.ask, [ask], [stub], [
-        [lambda q: ask(q).upper()],                                  # not the model's text
-        [lambda q: connect()[0].chat.completions.create(model="practice", messages=[{"role": "user", "content": q}])],
+        [lambda q: ask(q).upper()],                                   # not the model's text
+        [lambda q: _create([{"role": "user", "content": q}])],        # the whole response
+        [lambda q: _create([{"role": "user", "content": q}]).choices[0].message],  # the message object
+        [lambda q: ""],
     ]),
     "tokens_used": (lesson00.tokens_used, [tokens], [stub], [
-        [lambda q: connect()[0].chat.completions.create(model="practice", messages=[{"role": "user", "content": q}]).usage.prompt_tokens],
+        [lambda q: _create([{"role": "user", "content": q}]).usage.prompt_tokens],
+        [lambda q: _create([{"role": "user", "content": q}]).usage.completion_tokens],
+        [lambda q: _create([{"role": "user", "content": q}]).usage],  # the usage object, not a number
+        [lambda q: len(q)],                                           # characters are not tokens
         [lambda q: 0],
+    ]),
+    "chat": (lesson00.chat, [chat], [stub], [
+        [chat_forgetful],
+        [chat_reply_as_user],
+        [chat_reply_only],
+        [chat_without_question],
+        [lambda history, question: chat(history, question)[-2:]],    # drops the earlier turns
     ]),
     "tool_message": (lesson01.tool_message, [tool_message], [stub], [
         [lambda call, result: {"role": "assistant", "tool_call_id": call["id"], "content": result}],
