@@ -2,147 +2,208 @@
 from __future__ import annotations
 
 import json
-import math
+import re
+import sqlite3
+from types import SimpleNamespace
 from typing import Any, Callable
 
-from openai.types.chat import ChatCompletionMessageToolCall
+from mini_framework import Agent, connect, tool
 
-from mini_framework import Agent, Executor, connect, tool
-from mini_framework.agent import Usage
-
-from .checking import CheckResult, Hints, practice_in_use, run_check, solved
+from .checking import CheckResult, Hints, NotSolved, expect_tool, practice_in_use, run_check, solved
 from .examples import WEATHER
 from .shop import Shop, create_shop
 
-SAME = [  # pairs that are the same call
-    (("get_weather", '{"city":"上海"}'), ("get_weather", '{ "city" : "上海" }')),
-    (("f", '{"a": 1, "b": 2}'), ("f", '{"b":2,"a":1}')),
-    (("f", '{"q": {"x": 1, "y": [1, 2]}}'), ("f", '{"q":{"y":[1,2],"x":1}}')),
-]
-DIFFERENT = [  # pairs that are not
-    (("get_weather", '{"city":"上海"}'), ("get_weather", '{"city":"北京"}')),
-    (("get_weather", '{"city":"上海"}'), ("get_forecast", '{"city":"上海"}')),
-    (("f", '{"ids": [1, 2]}'), ("f", '{"ids": [2, 1]}')),
-    (("f", '{"a": 1}'), ("f", '{"a": "1"}')),
-]
+# ----------------------------------------------------------------------------- exercise 1
+
+RATE_QUESTION = "现在的美元汇率是多少？"
+STUB_DESCRIPTION = "查询一种外币兑人民币的汇率。汇率变化很快，结果可能已经过时，如有疑问请再次查询确认"
+
+# Words that tell a model its result may be wrong, or ask it to call again. "无需再次查询" (no need to
+# query again) is fine: a clause that starts with a negation is left out before these are looked for.
+DOUBT = re.compile(
+    r"(?i)不准确|可能有误|可能不对|可能已?(?:经)?过时|过时|如有疑问|不确定|再次|再查|重新查询|多查|两次|多次|确认|核实|"
+    r"\bagain\b|\btwice\b|\bconfirm|double[- ]?check|\bverify|\bstale\b|out[- ]of[- ]date|outdated|inaccurate|"
+    r"\b(?:may|might|could) be (?:wrong|old|incorrect|off)|\bretry|if (?:in doubt|unsure|not sure)")
+NEGATED = re.compile(r"(?i)(?:无需|不需要|不必|不用|不要|无须|没有必要|no need to|need not|do not|don't|never)"
+                     r"[^，。；,.;!！?？]*")
 
 
-def call_key(call_key: Callable[[str, str], str]) -> CheckResult:
-    """Exercise 1: one key per (tool, arguments), whatever the JSON's key order and spacing."""
+def doubt_in(description: str) -> str | None:
+    """The first words in `description` that invite a second call, or None.
+
+    >>> doubt_in("结果可能不准确，如有疑问请再次调用确认"), doubt_in("查一次即可作答，无需再次查询")
+    ('不准确', None)
+    """
+    found = DOUBT.search(NEGATED.sub(" ", description))
+    return found.group(0) if found else None
+
+
+def exchange_rate(get_exchange_rate: Any) -> CheckResult:
+    """Exercise 1: a description that says what the result is, so one call is enough."""
     def test() -> str:
-        for (a, b), same in [(pair, True) for pair in SAME] + [(pair, False) for pair in DIFFERENT]:
-            key_a, key_b = solved(call_key(*a)), solved(call_key(*b))
-            assert isinstance(key_a, str), f"return a string, not {type(key_a).__name__}"
-            if same:
-                assert key_a == key_b, f"{a} and {b} are the same call, but the keys differ: {key_a!r} / {key_b!r}"
-            else:
-                assert key_a != key_b, f"{a} and {b} are different calls, but both keys are {key_a!r}"
-        broken = '{"city": "上海"'
-        assert call_key("get_weather", broken) == call_key("get_weather", broken), "invalid JSON: use the text as is"
-        return "key order and spacing ignored; names, values and list order respected"
-    return run_check(1, test, "json.loads the arguments, json.dumps them again with sort_keys=True, and put the "
-                              "tool name in front; if json.loads raises ValueError, use the text itself")
-
-
-def _weather_counting(runs: list[str]) -> Any:
-    @tool
-    def get_weather(city: str) -> str:
-        """查询指定城市当前的天气情况，包括温度、天气状况和风力
-
-        Args:
-            city: 城市名称，例如北京、上海、广州
-        """
-        runs.append(city)
-        return json.dumps(WEATHER.get(city, {"error": "暂无该城市数据"}), ensure_ascii=False)
-    return get_weather
-
-
-def _tool_call(call_id: str, arguments: str) -> ChatCompletionMessageToolCall:
-    return ChatCompletionMessageToolCall.model_validate(
-        {"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": arguments}})
-
-
-def _check_reply(reply: Any, call: Any) -> None:
-    assert isinstance(reply, dict), f"return the tool message as a dict, not {type(reply).__name__}"
-    assert reply.get("role") == "tool", 'the answer is a message with role "tool"'
-    assert reply.get("tool_call_id") == call.id, \
-        f"answer call {call.id} with its own id, not {reply.get('tool_call_id')!r}"
-    assert isinstance(reply.get("content"), str) and reply["content"], "the content must be a non-empty string"
-
-
-def run_or_refuse(run_or_refuse: Callable[..., dict]) -> CheckResult:
-    """Exercise 2: identical calls run max_repeats times, then are answered without running."""
-    def test() -> str:
-        runs: list[str] = []
-        executor, seen = Executor([_weather_counting(runs)]), {}
-        calls = [_tool_call(f"call_{i}", text) for i, text in
-                 enumerate(['{"city": "上海"}', '{"city":"上海"}', '{ "city": "上海" }', '{"city": "北京"}'])]
-        replies = []
-        for call in calls:
-            replies.append(solved(run_or_refuse(call, executor, seen, 2)))
-            _check_reply(replies[-1], call)
-        assert runs == ["上海", "上海", "北京"], (
-            f"three identical 上海 calls and one 北京 call with max_repeats=2 should run the tool for "
-            f"上海, 上海, 北京; it ran for {runs}")
-        assert replies[2]["content"] != replies[0]["content"], "the refused call needs a message saying so"
-        assert seen, "count the calls in `seen`, so the count lasts for the whole run"
+        rate_tool = expect_tool(get_exchange_rate, "get_exchange_rate")
+        description = (rate_tool.description or "").strip()
+        if description == STUB_DESCRIPTION:
+            raise NotSolved
+        assert description, ("the tool has no description: write the docstring's first line, or the model has "
+                             "nothing to choose it by")
+        invitation = doubt_in(description)
+        assert invitation is None, (
+            f"the description still invites a second call ({invitation!r}): a model that reads it calls again to "
+            f"be sure. Say what the result is (the current rate) and that one call is enough")
+        assert re.search(r"(?i)汇率|牌价|exchange|rate", description), (
+            f"{description!r} does not say the tool gives an exchange rate (汇率): the model picks tools by "
+            "their descriptions, so say what it returns")
         if not practice_in_use():
-            return "repeats refused after max_repeats runs"
-        client, model = connect("practice-loop")
-        for max_repeats in (2, 1):
-            runs.clear()
-            seen = {}
-            get_weather = _weather_counting(runs)
-            executor = Executor([get_weather])
-            messages: list[Any] = [{"role": "user", "content": "上海天气怎么样？"}]
-            answer = None
-            for _ in range(8):
-                message = client.chat.completions.create(
-                    model=model, messages=messages, tools=[get_weather.to_openai_tool()]).choices[0].message
-                messages.append(message)
-                if not message.tool_calls:
-                    answer = message.content
-                    break
-                for call in message.tool_calls:
-                    messages.append(run_or_refuse(call, executor, seen, max_repeats))
-                    _check_reply(messages[-1], call)
-            assert len(runs) == max_repeats, f"with max_repeats={max_repeats} the tool ran {len(runs)} times"
-            assert answer is not None, ("practice-loop kept calling after your refusal: say plainly that it "
-                                        "already called the tool with the same arguments")
-        return f"practice-loop ran get_weather twice, was refused once, and answered: {answer}"
-    return run_check(2, test, "count call_key(...) in seen; up to max_repeats, executor.run_sync([call])[0].message "
-                              "is the answer; after that, build the tool message for call.id yourself")
-
-
-def run_cost(run_cost: Callable[[Any, float, float], float]) -> CheckResult:
-    """Exercise 3: a run's cost from its usage and per-million-token prices."""
-    def test() -> str:
-        for usage, prices in [(Usage(4, 1725, 174), (2.0, 8.0)), (Usage(1, 1_000_000, 0), (0.15, 0.6)),
-                              (Usage(2, 0, 500_000), (0.15, 0.6)), (Usage(3, 123_456, 7_890), (2.5, 10.0))]:
-            got = solved(run_cost(usage, *prices))
-            want = (usage.prompt_tokens * prices[0] + usage.completion_tokens * prices[1]) / 1_000_000
-            assert isinstance(got, (int, float)), f"return a number, not {type(got).__name__}"
-            assert math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12), (
-                f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens at {prices[0]} / "
-                f"{prices[1]} per million should cost {want:.6f}, not {got}")
+            return f"the description says what the tool returns, and invites no second call: {description}"
         client, model = connect()
-        lookup = Agent(client, model, tools=Shop(create_shop()).tools).run("帮我看看张三最近买了什么还没发货")
+        run = Agent(client, model, tools=[rate_tool], max_iterations=4, max_repeats=100).run(RATE_QUESTION)
+        calls = [r for r in run.tool_results if r.call.name == rate_tool.name]
+        assert calls, (f"the practice model did not pick your tool for {RATE_QUESTION!r}: say plainly what it "
+                       "returns (an exchange rate, 汇率)")
+        assert len(calls) == 1 and not run.capped, (
+            f"the practice model called it {len(calls)} times for one question: say that the result is final")
+        return f"one call, then the answer: {run.text}"
+    return run_check(1, test, "What in the description makes the model doubt the result? Say what it returns instead.",
+                     recipe=hint.recipes[1])
+
+
+# ----------------------------------------------------------------------------- exercise 2
+
+class CountingClient:
+    """A client whose chat.completions.create records each request (tools offered?, tokens) and stops
+    a loop that never ends."""
+
+    def __init__(self, client: Any, limit: int = 25) -> None:
+        self.client, self.limit = client, limit
+        self.requests: list[tuple[bool, int]] = []
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
+
+    def create(self, **params: Any) -> Any:
+        if len(self.requests) >= self.limit:
+            raise AssertionError(f"{self.limit} requests and still going: the budget never stopped the loop. "
+                                 "Check what you have spent before each request")
+        response = self.client.chat.completions.create(**params)
+        tokens = response.usage.total_tokens if response.usage else 0
+        self.requests.append((bool(params.get("tools")), tokens))
+        return response
+
+
+@tool
+def _weather(city: str) -> str:
+    """Today's weather in a city: temperature in °C, sky and wind.
+
+    Args:
+        city: the city, e.g. 上海
+    """
+    return json.dumps(WEATHER.get(city, {"error": f"no weather for {city}"}), ensure_ascii=False)
+
+
+def _unpack(result: Any) -> tuple[Any, Any, Any]:
+    solved(result)
+    assert isinstance(result, tuple) and len(result) == 3, (
+        f"return three things, (answer, tokens_spent, capped), not {type(result).__name__} {result!r:.60}")
+    return result
+
+
+def budget_loop(budget_loop: Callable[..., Any]) -> CheckResult:
+    """Exercise 2: the loop, capped by tokens spent instead of requests, still ending with an answer."""
+    def test() -> str:
+        real, model = connect()
+        client = CountingClient(real)
+        answer, spent, capped = _unpack(budget_loop(client, model, "帮我看看张三最近买了什么还没发货",
+                                                    Shop(create_shop()).tools, 20_000))
+        assert client.requests, "no request went through the client you were given: use the `client` parameter"
+        reported = sum(tokens for _, tokens in client.requests)
+        assert spent == reported, (
+            f"the API reported {reported} tokens over {len(client.requests)} responses, you counted {spent}: add "
+            "response.usage.total_tokens of every response (prompt and completion), the last one included")
+        assert capped is False, "the order lookup fits a budget of 20000 tokens easily: capped should be False"
+        assert all(with_tools for with_tools, _ in client.requests), \
+            "offer the tools on every request while the budget lasts"
+        assert isinstance(answer, str) and answer, \
+            f"the order lookup should end with the model's answer, not {answer!r}"
+        lookup = f"{len(client.requests)} requests, {spent} tokens"
+        if not practice_in_use():
+            return f"the order lookup took {lookup}"
         _, loop_model = connect("practice-loop")
-        runaway = Agent(client, loop_model, tools=[_weather_counting([])], max_iterations=20,
-                        max_repeats=1000).run("上海天气怎么样？")
-        a, b = run_cost(lookup.usage, 2.0, 8.0), run_cost(runaway.usage, 2.0, 8.0)
-        return (f"at ¥2 / ¥8 per million tokens the order lookup cost ¥{a:.4f}, "
-                f"the 20-request runaway ¥{b:.4f} ({b / a:.1f}× as much)")
-    return run_check(3, test, "prices are per million tokens, and prompt and completion tokens have different prices")
+        client, budget = CountingClient(real), 500
+        answer, spent, capped = _unpack(budget_loop(client, loop_model, "上海天气怎么样？", [_weather], budget))
+        assert client.requests, "no request went through the client you were given: use the `client` parameter"
+        assert isinstance(answer, str) and answer, (
+            f"the looping model's run ended with {answer!r}, no answer: once the budget is spent, send one last "
+            "request without tools and return its text")
+        assert not client.requests[-1][0], "the last request still offered tools: leave `tools` out of it"
+        running = 0
+        for number, (with_tools, tokens) in enumerate(client.requests[:-1], start=1):
+            assert with_tools, f"request {number} went without tools before the budget was spent"
+            assert running < budget, (f"request {number} was sent with tools after {running} tokens, over the "
+                                      f"budget of {budget}: check the budget before each request")
+            running += tokens
+        assert running >= budget, (f"you stopped offering tools after {running} tokens, before the budget of "
+                                   f"{budget} was spent")
+        reported = sum(tokens for _, tokens in client.requests)
+        assert spent == reported, f"the API reported {reported} tokens in all, you counted {spent}"
+        assert capped is True, "the budget ended this run: return capped=True so the caller knows"
+        return (f"the order lookup took {lookup}; the looping model was stopped after {len(client.requests)} "
+                f"requests ({spent} tokens, budget {budget}) and answered: {answer}")
+    return run_check(2, test, "Section 6's agent_loop, with tokens counted instead of requests.",
+                     recipe=hint.recipes[2])
+
+
+# ----------------------------------------------------------------------------- exercise 3
+
+PRODUCTS = {"蓝牙耳机": [("202405230031", "张三", "pending")], "茶杯": [("202405240044", "张三", "pending")],
+            "台灯": [("202405210018", "李四", "pending")], "机械键盘": [("202405220012", "张三", "shipped")],
+            "不存在的商品": []}
+ATTACKS = ["蓝牙耳机' OR '1'='1", "' OR 1=1 --", "x' UNION SELECT order_id, product, product FROM order_items --",
+           "%", "_%", "蓝牙耳机'; DROP TABLE orders; --"]
+
+
+def _rows(product_tool: Any, product: str) -> list[tuple[Any, Any, Any]]:
+    try:
+        rows = product_tool(product)
+    except sqlite3.Error as error:
+        raise AssertionError(f"the product name {product!r} broke the query ({error}): it was pasted into the "
+                             "SQL text. Pass it as a parameter instead") from None
+    solved(rows)
+    assert isinstance(rows, list) and all(isinstance(r, dict) for r in rows), (
+        f"return the rows shop.query(...) gives you (a list of dicts), not {type(rows).__name__} {rows!r:.60}")
+    for row in rows:
+        missing = [key for key in ("order_id", "name", "status") if key not in row]
+        assert not missing, f"each row needs order_id, name (the buyer) and status; {row} lacks {missing}"
+    return [(r["order_id"], r["name"], r["status"]) for r in rows]
+
+
+def orders_with_product(orders_with_product: Any) -> CheckResult:
+    """Exercise 3: a parameterised query no product name can change."""
+    def test() -> str:
+        product_tool = expect_tool(orders_with_product, "orders_with_product")
+        for product, expected in PRODUCTS.items():
+            got = _rows(product_tool, product)
+            assert sorted(got) == expected, f"orders with {product!r} should be {expected}, got {got}"
+        for attack in ATTACKS:
+            got = _rows(product_tool, attack)
+            if attack.startswith(("%", "_")):
+                assert not got, (f"the product name {attack!r} matched {len(got)} orders: LIKE treats % and _ as "
+                                 "wildcards. Compare the name exactly, with =")
+            assert not got, (f"the product name {attack!r} returned {len(got)} orders: it changed the query. Put a "
+                             "? in the SQL and pass the name to shop.query(sql, product)")
+        return f"{len(PRODUCTS)} products found, {len(ATTACKS)} hostile names matched nothing and changed nothing"
+    return run_check(3, test, "The shop's own tools show how a value reaches SQL without becoming SQL.",
+                     recipe=hint.recipes[3])
 
 
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
-    1: (
-        "json.loads the arguments, json.dumps them again with sort_keys=True, and put the tool name in front;"
-        " if json.loads raises ValueError, use the text itself"),
-    2: (
-        "count call_key(...) in seen; up to max_repeats, executor.run_sync([call])[0].message is the answer; "
-        "after that, build the tool message for call.id yourself"),
-    3: "prices are per million tokens, and prompt and completion tokens have different prices",
+    1: ("Delete the hedging (结果可能已经过时, 如有疑问请再次查询确认: they ask for another call). Say what the tool "
+        "returns and that it is final, e.g. 查询一种外币兑人民币的当前汇率，返回的就是最新牌价，查一次即可作答."),
+    2: ("Copy agent_loop from section 6 and change three things: spent = 0 before the loop; keep the whole "
+        "response = client.chat.completions.create(...) and add response.usage.total_tokens to spent after "
+        "every request; loop `while spent < max_tokens`. After the loop, one request without tools= , its "
+        "tokens added too; return (its content, spent, True). A reply without tool calls returns "
+        "(reply.content, spent, False)."),
+    3: ("return shop.query(\"SELECT DISTINCT o.order_id, u.name, o.status FROM order_items i JOIN orders o "
+        "USING (order_id) JOIN users u USING (user_id) WHERE i.product = ?\", product): the ? is filled by "
+        "sqlite3, so the name is only ever compared."),
 })

@@ -1,10 +1,13 @@
-"""A small shop on SQLite for lesson 06: users, orders, order items, and the article's three tools (§6.1).
+"""A small shop on SQLite for lesson 06: users, orders, order items, and three tools that read them.
 
     db = create_shop()                        # an in-memory database with a few users and orders
     shop = Shop(db)
     shop.get_user_info("张三")                 # {'user_id': 1001, 'name': '张三', 'city': '北京'}
     agent = Agent(client, model, tools=shop.tools)
     agent.run("帮我看看张三最近买了什么还没发货")   # get_user_info -> get_orders -> get_order_detail
+
+A question like that needs all three in turn: the user's id before the orders, the order ids before
+the details, so it takes an agent loop (lesson 06).
 
 Every query is parameterised (`?` placeholders): a value the model sends is only ever compared
 with, never pasted into, the SQL text. So `"张三' OR '1'='1"` is a user name nobody has, and
@@ -81,7 +84,7 @@ def create_shop(path: str = ":memory:") -> sqlite3.Connection:
 
 
 class Shop:
-    """The article's three order tools, bound to one database: `Shop(db).tools` for an Agent."""
+    """Three order tools bound to one database (user -> orders -> order detail): `Shop(db).tools` for an Agent."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
@@ -99,17 +102,17 @@ class Shop:
 
     @tool
     def get_user_info(self, user_name: str) -> dict:
-        """根据用户名查询用户信息，返回用户ID
+        """按姓名查找一位用户，返回用户ID、姓名和所在城市
 
         Args:
-            user_name: 用户名，例如张三
+            user_name: 用户的姓名，例如张三
         """
         rows = self.query("SELECT user_id, name, city FROM users WHERE name = ?", user_name)
         return rows[0] if rows else {"error": f"没有找到用户：{user_name}"}
 
     @tool
     def get_orders(self, user_id: int, status: Optional[Status] = None) -> list[dict]:
-        """根据用户ID查询订单列表，最新的在前
+        """列出一位用户的订单：订单号、下单日期、状态和金额，最近下单的排在前面
 
         Args:
             user_id: 用户ID，由 get_user_info 返回
@@ -123,7 +126,7 @@ class Shop:
 
     @tool
     def get_order_detail(self, order_id: str) -> dict:
-        """查询订单的详细信息：商品、数量、金额、状态、预计送达日期
+        """读取一个订单的明细：买了哪些商品、各几件、单价，订单状态和预计送达日期
 
         Args:
             order_id: 订单号，由 get_orders 返回

@@ -5,30 +5,110 @@ import asyncio
 import concurrent.futures
 import json
 import traceback
+from typing import Literal
 
 from checker_cases import checker_tests, stub
 
-from course import lesson06, lesson07, lesson08
+from course import lesson06, lesson06b, lesson07, lesson08
 from course.shop import Shop, create_shop
-from mini_framework import ToolError, connect, tool
+from mini_framework import Executor, Tool, ToolError, connect, tool
 from mini_framework.executor import redact
 
-# -- lessons 06-08 ------------------------------------------------------------------------------
+# -- lesson 06 -----------------------------------------------------------------------------------
+
+RATES = {"USD": 7.12, "EUR": 7.75, "JPY": 0.047}
+
+
+def rate_tool(description, decorate=True):
+    """get_exchange_rate with `description` as its docstring's first line."""
+    def get_exchange_rate(currency: Literal["USD", "EUR", "JPY"]) -> str:
+        return json.dumps({"currency": currency, "yuan_per_unit": RATES[currency]})
+    get_exchange_rate.__doc__ = f"{description}\n\nArgs:\n    currency: 外币代码：USD（美元）、EUR（欧元）、JPY（日元）\n"
+    return tool(get_exchange_rate) if decorate else get_exchange_rate
+
+
+FINAL_RATE = "查询一种外币兑人民币的当前汇率（每 1 单位外币合多少元），返回的就是最新牌价，查一次即可作答"
+
+
+def budget_loop(client, model_name, question, tools, max_tokens, *, final=True, final_tools=False, count="total",
+                requests=None, flag=True, given=True):
+    """The solution, and (through the options) the ways it goes wrong."""
+    if not given:
+        client, _ = connect()
+    executor, specs = Executor(tools), Tool.serialize_tools(tools)
+    messages = [{"role": "user", "content": question}]
+    spent = made = 0
+    while (spent < max_tokens) if requests is None else (made < requests):
+        response = client.chat.completions.create(model=model_name, messages=messages, tools=specs)
+        made += 1
+        spent += response.usage.completion_tokens if count == "completion" else response.usage.total_tokens
+        reply = response.choices[0].message
+        messages.append(reply)
+        if not reply.tool_calls:
+            return reply.content, spent, False
+        messages += [result.message for result in executor.run_sync(reply.tool_calls)]
+    if not final:
+        return None, spent, flag
+    response = client.chat.completions.create(model=model_name, messages=messages,
+                                              **({"tools": specs} if final_tools else {}))
+    spent += response.usage.completion_tokens if count == "completion" else response.usage.total_tokens
+    return response.choices[0].message.content, spent, flag
+
+
+SHOP = Shop(create_shop())
+PRODUCT_SQL = """SELECT DISTINCT o.order_id, u.name, o.status
+                 FROM order_items i JOIN orders o USING (order_id) JOIN users u USING (user_id)
+                 WHERE i.product {} ORDER BY o.order_id"""
+
+
+def product_tool(query, decorate=True):
+    def orders_with_product(product: str) -> list:
+        """列出包含某件商品的订单：订单号、下单用户和订单状态"""
+        return query(product)
+    return tool(orders_with_product) if decorate else orders_with_product
+
+
+# -- lesson 06b ----------------------------------------------------------------------------------
 
 def call_key(name, arguments):
     try:
         return f"{name} {json.dumps(json.loads(arguments), sort_keys=True, ensure_ascii=False)}"
     except ValueError:
-        return f"{name} {arguments}"
+        return f"{name} {arguments.strip()}"
 
 
-def run_or_refuse(call, executor, seen, max_repeats=2, refuse=True, refusal_id=None):
-    key = call_key(call.function.name, call.function.arguments)
+def key_or(broken):
+    """call_key, with `broken(name, arguments)` deciding what arguments that are not JSON get."""
+    def call_key_(name, arguments):
+        try:
+            return f"{name} {json.dumps(json.loads(arguments), sort_keys=True, ensure_ascii=False)}"
+        except ValueError:
+            return broken(name, arguments)
+    return call_key_
+
+
+def run_or_refuse(call, executor, seen, max_repeats=2, refuse=True, refusal_id=None, key=None,
+                  refusal="You already called {name} with the same arguments. Answer with what you have."):
+    key = (key or call_key)(call.function.name, call.function.arguments)
     seen[key] = seen.get(key, 0) + 1
     if seen[key] <= max_repeats or not refuse:
         return executor.run_sync([call])[0].message
     return {"role": "tool", "tool_call_id": refusal_id or call.id,
-            "content": f"You already called {call.function.name} with the same arguments. Answer with what you have."}
+            "content": refusal.format(name=call.function.name)}
+
+
+def with_broken_call_key():
+    """The solution of exercise 2, calling an exercise-1 call_key that returns None for broken JSON."""
+    source = (
+        "def run_or_refuse(call, executor, seen, max_repeats=2):\n"
+        "    key = call_key(call.function.name, call.function.arguments)\n"
+        "    seen[key] = seen.get(key, 0) + 1\n"
+        "    if seen[key] <= max_repeats:\n"
+        "        return executor.run_sync([call])[0].message\n"
+        "    return {'role': 'tool', 'tool_call_id': call.id, 'content': 'You already called it: answer now.'}\n")
+    namespace = {"call_key": key_or(lambda name, arguments: None)}
+    exec(source, namespace)
+    return namespace["run_or_refuse"]
 
 
 async def answer_concurrently(calls, run, gather=True, completion_order=False):
@@ -65,9 +145,6 @@ def format_error(exc, call, redacted=True, flag=True):
     return json.dumps(envelope, ensure_ascii=False)
 
 
-SHOP = Shop(create_shop())
-
-
 def order_tool(missing):
     """find_order, with `missing(order_id)` deciding what happens to an order that doesn't exist."""
     def find_order(order_id: str) -> dict:
@@ -90,20 +167,64 @@ def crash(order_id):
 
 
 CASES = {
-    "call_key": (lesson06.call_key, [call_key], [stub], [
+    # lesson 06
+    "exchange_rate": (lesson06.exchange_rate, [rate_tool(FINAL_RATE)], [rate_tool(lesson06.STUB_DESCRIPTION)], [
+        [rate_tool("Current exchange rate of a currency in yuan. Rates move fast and may be stale: call again "
+                   "to confirm.")],
+        [rate_tool("查询一种外币兑人民币的汇率，如有疑问请再查一次")],                  # still hedging
+        [rate_tool("查询一种外币兑人民币的汇率，结果可能不准确")],
+        [rate_tool("A helper.")],                                                 # says nothing of rates
+        [rate_tool(FINAL_RATE, decorate=False)],                                  # @tool removed
+    ]),
+    "budget_loop": (lesson06.budget_loop, [budget_loop], [stub], [
+        [lambda *a: budget_loop(*a, final=False)],                  # no last request: no answer
+        [lambda *a: budget_loop(*a, final_tools=True)],             # last request still offers tools
+        [lambda *a: budget_loop(*a, count="completion")],           # counts completion tokens only
+        [lambda *a: budget_loop(*a, requests=5)],                   # a request cap in disguise
+        [lambda *a: budget_loop(*a, flag=False)],                   # never says it was capped
+        [lambda *a: budget_loop(*a, given=False)],                  # ignores the client it was given
+        [lambda *a: (budget_loop(*a)[0], budget_loop(*a)[1])],      # two values, not three
+    ]),
+    "orders_with_product": (lesson06.orders_with_product,
+                            [product_tool(lambda p: SHOP.query(PRODUCT_SQL.format("= ?"), p))],
+                            [product_tool(lambda p: None)], [
+        [product_tool(lambda p: SHOP.query(PRODUCT_SQL.format(f"= '{p}'")))],             # pasted into SQL
+        [product_tool(lambda p: SHOP.query(PRODUCT_SQL.format("LIKE ?"), p))],             # wildcards
+        [product_tool(lambda p: SHOP.query(PRODUCT_SQL.format("LIKE '%' || ? || '%'"), p))],
+        [product_tool(lambda p: [r["order_id"] for r in SHOP.query(PRODUCT_SQL.format("= ?"), p)])],
+        [product_tool(lambda p: SHOP.query("SELECT order_id FROM order_items WHERE product = ?", p))],
+        [product_tool(lambda p: SHOP.query(PRODUCT_SQL.format("= ?"), p), decorate=False)],  # @tool removed
+    ]),
+    # lesson 06b
+    "call_key": (lesson06b.call_key, [call_key], [stub], [
         [lambda name, arguments: f"{name} {arguments}"],                                 # spacing matters
         [lambda name, arguments: f"{name} {json.loads(arguments)}"],                     # key order matters
         [lambda name, arguments: json.dumps(json.loads(arguments), sort_keys=True)],     # name ignored
+        [lambda name, arguments: f"{name} " + " ".join(                                   # 1 and "1" the same
+            f"{k}={v}" for k, v in sorted(json.loads(arguments).items()))],
+        [lambda name, arguments: hash(call_key(name, arguments))],                        # not a string
+        [lambda name, arguments: f"{name} {json.dumps(json.loads(arguments), sort_keys=True)}"],  # raises on broken
+        [key_or(lambda name, arguments: None)],                                           # None for broken JSON
+        [key_or(lambda name, arguments: name)],                                           # all broken calls alike
+        [key_or(lambda name, arguments: "")],
+        [key_or(lambda name, arguments: arguments)],                                      # name left out
     ]),
-    "run_or_refuse": (lesson06.run_or_refuse, [run_or_refuse], [stub], [
+    "run_or_refuse": (lesson06b.run_or_refuse, [run_or_refuse], [stub], [
         [lambda call, executor, seen, max_repeats=2: run_or_refuse(call, executor, seen, max_repeats, refuse=False)],
         [lambda call, executor, seen, max_repeats=2: run_or_refuse(call, executor, seen, max_repeats, refusal_id="call_1")],
         [lambda call, executor, seen, max_repeats=2: run_or_refuse(call, executor, {}, max_repeats)],  # forgets
+        [lambda call, executor, seen, max_repeats=2: run_or_refuse(                     # counts the raw text
+            call, executor, seen, max_repeats, key=lambda name, arguments: f"{name} {arguments}")],
+        [lambda call, executor, seen, max_repeats=2: run_or_refuse(                     # says nothing useful
+            call, executor, seen, max_repeats, refusal="Error.")],
+        [with_broken_call_key()],                                                       # exercise 1 not solved
     ]),
-    "run_cost": (lesson06.run_cost, [lambda u, i, o: (u.prompt_tokens * i + u.completion_tokens * o) / 1e6], [stub], [
+    "run_cost": (lesson06b.run_cost, [lambda u, i, o: (u.prompt_tokens * i + u.completion_tokens * o) / 1e6], [stub], [
         [lambda u, i, o: u.total_tokens * i / 1e6],
         [lambda u, i, o: u.prompt_tokens * i + u.completion_tokens * o],
         [lambda u, i, o: (u.prompt_tokens * o + u.completion_tokens * i) / 1e6],
+        [lambda u, i, o: f"¥{(u.prompt_tokens * i + u.completion_tokens * o) / 1e6:.4f}"],   # text, not a number
+        [lambda u, i, o: round((u.prompt_tokens * i + u.completion_tokens * o) / 1e6, 2)],  # rounded away
     ]),
     "answer_concurrently": (lesson07.answer_concurrently, [answer_concurrently], [stub], [
         [lambda calls, run: answer_concurrently(calls, run, gather=False)],
