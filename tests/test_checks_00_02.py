@@ -1,11 +1,13 @@
 """Exercise checkers of lessons 00-02: each solution passes, each stub waits, each realistic wrong answer gets ❌."""
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 from checker_cases import boom, checker_tests, stub
 
-from course import lesson00, lesson01, lesson02
+from course import examples, lesson00, lesson01, lesson02
 from course.examples import FUNCTIONS, TOOLS
 from mini_framework import connect
 
@@ -51,28 +53,76 @@ def chat_without_question(history, question):
 # -- lesson 01 ----------------------------------------------------------------------------------
 
 def tool_message(call, result):
-    return {"role": "tool", "tool_call_id": call["id"], "content": result}
+    content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+    return {"role": "tool", "tool_call_id": call["id"], "content": content}
+
+
+def _with_content(content):
+    return lambda call, result: {"role": "tool", "tool_call_id": call["id"], "content": content(result)}
 
 
 def execute(call):
     name = call["function"]["name"]
     if name not in FUNCTIONS:
-        return json.dumps({"error": f"Unknown tool {name}"})
+        return json.dumps({"error": f"no tool named {name}", "available_tools": list(FUNCTIONS)})
+    try:
+        arguments = json.loads(call["function"]["arguments"])
+    except json.JSONDecodeError as error:
+        return json.dumps({"error": f"the arguments are not valid JSON: {error}"})
+    result = FUNCTIONS[name](**arguments)
+    return result if isinstance(result, str) else json.dumps(result)
+
+
+def execute_unguarded(call):  # the happy path only
+    return str(FUNCTIONS[call["function"]["name"]](**json.loads(call["function"]["arguments"])))
+
+
+def execute_no_json_guard(call):  # unknown names handled, broken arguments raise
+    name = call["function"]["name"]
+    if name not in FUNCTIONS:
+        return json.dumps({"error": f"no tool named {name}", "available_tools": list(FUNCTIONS)})
     return str(FUNCTIONS[name](**json.loads(call["function"]["arguments"])))
+
+
+def execute_unhelpful(call):  # the error names the tool but not the ones that exist
+    if call["function"]["name"] not in FUNCTIONS:
+        return json.dumps({"error": f"Unknown tool {call['function']['name']}"})
+    return execute(call)
+
+
+def execute_plain_text_errors(call):
+    if call["function"]["name"] not in FUNCTIONS:
+        return f"Unknown tool {call['function']['name']}; try one of {', '.join(FUNCTIONS)}"
+    return execute(call)
+
+
+def execute_dicts(call):  # returns Python objects instead of text
+    return json.loads(execute(call)) if call["function"]["name"] != "get_weather" else execute(call)
+
+
+def execute_raw_result(call):  # add_numbers' number returned as a number
+    if call["function"]["name"] == "add_numbers":
+        return FUNCTIONS["add_numbers"](**json.loads(call["function"]["arguments"]))
+    return execute(call)
 
 
 def subtract(a, b):
     return a - b
 
 
-SUBTRACT = {"type": "function", "function": {
-    "name": "subtract", "description": "计算两个数字相减的结果（a 减去 b）",
-    "parameters": {"type": "object", "properties": {"a": {"type": "number", "description": "被减数"},
-                                                      "b": {"type": "number", "description": "减数"}},
-                   "required": ["a", "b"]}}}
+def tool_entry(description="求两个数的差 a - b，比如净增 = 新增 - 流失", name="subtract",
+               a="被减的数，如新增数", b="要减去的数，如流失数", kind="number", required=("a", "b")):
+    schema = {"type": "object", "properties": {"a": {"type": kind, "description": a},
+                                               "b": {"type": kind, "description": b}}}
+    if required is not None:
+        schema["required"] = list(required)
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
 
 
-def run_conversation(question, tools=TOOLS, functions=FUNCTIONS):
+SUBTRACT = tool_entry()
+
+
+def ask_with_tools(question, tools=TOOLS, functions=FUNCTIONS):
     client, model = connect()
     messages = [{"role": "user", "content": question}]
     for _ in range(3):
@@ -128,20 +178,36 @@ CASES = {
         [lambda history, question: chat(history, question)[-2:]],    # drops the earlier turns
     ]),
     "tool_message": (lesson01.tool_message, [tool_message], [stub], [
-        [lambda call, result: {"role": "assistant", "tool_call_id": call["id"], "content": result}],
-        [lambda call, result: {"role": "tool", "tool_call_id": "call_123", "content": result}],
-        [lambda call, result: {"role": "tool", "tool_call_id": call["id"], "content": json.loads(result)}],
-        [lambda call, result: {"role": "tool", "tool_call_id": call["id"], "name": "get_weather", "content": result}],
+        [lambda call, result: {**tool_message(call, result), "role": "assistant"}],
+        [lambda call, result: {**tool_message(call, result), "tool_call_id": "call_123"}],
+        [lambda call, result: {**tool_message(call, result), "name": "get_weather"}],
+        [_with_content(lambda result: result)],                                   # a dict stays a dict
+        [_with_content(str)],                                                     # Python's notation, not JSON
+        [_with_content(lambda result: json.dumps(result, ensure_ascii=False))],   # a string encoded twice
+        [_with_content(lambda result: result if isinstance(result, str) else json.dumps(result))],  # \u escapes
+        [_with_content(lambda result: json.dumps(result, ensure_ascii=False) if isinstance(result, dict) else result)],
     ]),
     "execute_tool_call": (lesson01.execute_tool_call, [execute], [stub], [
-        [lambda call: str(FUNCTIONS[call["function"]["name"]](**json.loads(call["function"]["arguments"])))],  # unknown raises
+        [execute_unguarded],
+        [execute_no_json_guard],
+        [execute_unhelpful],
+        [execute_plain_text_errors],
+        [execute_dicts],
+        [execute_raw_result],
         [lambda call: "ok"],
         [boom],
     ]),
-    "subtract_tool": (lesson01.subtract_tool, [subtract, SUBTRACT, run_conversation], [stub, None, run_conversation], [
-        [lambda a, b: b - a, SUBTRACT, run_conversation],
-        [subtract, {**SUBTRACT, "function": {**SUBTRACT["function"], "parameters": {"type": "object", "properties": {}}}}, run_conversation],
-        [subtract, {"type": "function", "function": {**SUBTRACT["function"], "description": ""}}, run_conversation],
+    "subtract_tool": (lesson01.subtract_tool, [subtract, SUBTRACT, ask_with_tools], [stub, None, ask_with_tools], [
+        [lambda a, b: b - a, SUBTRACT, ask_with_tools],
+        [subtract, {**SUBTRACT, "function": {**SUBTRACT["function"], "parameters": {"type": "object", "properties": {}}}},
+         ask_with_tools],
+        [subtract, tool_entry(description=""), ask_with_tools],
+        [subtract, tool_entry(required=None), ask_with_tools],                    # nothing required
+        [subtract, tool_entry(name="subtract numbers"), ask_with_tools],          # the API refuses the name
+        [subtract, tool_entry(kind="string"), ask_with_tools],
+        [subtract, SUBTRACT["function"], ask_with_tools],                         # the inner part only
+        [subtract, tool_entry(description="Converts temperatures between Celsius and Fahrenheit", a="", b=""),
+         ask_with_tools],                                                         # never picked for the question
     ]),
     "answer_tool_calls": (lesson02.answer_tool_calls, [answer_all], [stub], [
         [lambda m: answer_all(m)[::-1]],                              # wrong order
@@ -161,3 +227,18 @@ CASES = {
 
 test_checker_passes_the_solution, test_checker_says_not_solved_to_the_stub, \
     test_checker_catches_a_wrong_answer_without_raising = checker_tests(CASES)
+
+
+def test_lesson_01_writes_out_what_course_examples_ships():
+    """Lesson 01 types WEATHER and `tools` by hand; later lessons import them from course.examples (its functions
+    are pinned by same-as tags, see tests/test_same_code.py)."""
+    notebook = Path(__file__).resolve().parent.parent / "solutions" / "01_raw_rest_tool_call.ipynb"
+    written = {}
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for node in ast.parse("".join(cell["source"])).body:
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                if node.targets[0].id in ("WEATHER", "tools"):
+                    written[node.targets[0].id] = ast.literal_eval(node.value)
+    assert written == {"WEATHER": examples.WEATHER, "tools": examples.TOOLS}
