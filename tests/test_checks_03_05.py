@@ -1,6 +1,8 @@
 """Exercise checkers of lessons 03-05: each solution passes, each stub waits, each realistic wrong answer gets ❌."""
 from __future__ import annotations
 
+import copy
+import datetime
 import difflib
 import json
 from typing import Literal
@@ -8,12 +10,12 @@ from typing import Literal
 from checker_cases import checker_tests, stub
 from pydantic import BaseModel, Field
 
-from course import lesson03, lesson04, lesson05
+from course import lesson03, lesson03b, lesson04, lesson05
 from mini_framework import tool
 from mini_framework.numerals import parse_number
 from mini_framework.schema import strict_schema
 
-# -- lessons 03-05 ------------------------------------------------------------------------------
+# -- lesson 03 ----------------------------------------------------------------------------------
 
 def _flights(origin: str, destination: str, date: str, max_stops: int = 1) -> list:
     """查询两个城市之间的航班
@@ -21,10 +23,14 @@ def _flights(origin: str, destination: str, date: str, max_stops: int = 1) -> li
     Args:
         origin: 出发城市，例如上海
         destination: 到达城市，例如东京
-        date: 出发日期
+        date: 出发日期，如 2025-03-07 或 下周五
         max_stops: 最多经停次数
     """
     return []
+
+
+def _flights_stub(origin, destination, date, max_stops=1):
+    return [{"flight": "MU523", "origin": origin, "destination": destination, "date": date, "stops": 0}]
 
 
 def _flights_undescribed(origin: str, destination: str, date: str, max_stops: int = 1) -> list:
@@ -44,16 +50,70 @@ def _flights_all_required(origin: str, destination: str, date: str, max_stops: i
     return []
 
 
+def _flights_calendar_date(origin: str, destination: str, date: datetime.date, max_stops: int = 1) -> list:
+    """查询两个城市之间的航班
+
+    Args:
+        origin: 出发城市，例如上海
+        destination: 到达城市，例如东京
+        date: 出发日期
+        max_stops: 最多经停次数
+    """
+    return []
+
+
+def _flights_helper(origin: str, destination: str, date: str, max_stops: int = 1) -> list:
+    """A helper.
+
+    Args:
+        origin: 出发城市，例如上海
+        destination: 到达城市，例如东京
+        date: 出发日期
+        max_stops: 最多经停次数
+    """
+    return []
+
+
+def _flights_letters(origin: str, destination: str, date: str, max_stops: int = 1) -> list:
+    """查询两个城市之间的航班
+
+    Args:
+        origin: o
+        destination: d
+        date: x
+        max_stops: y
+    """
+    return []
+
+
+def _flights_text_stops(origin: str, destination: str, date: str, max_stops: str = "1") -> list:
+    """查询两个城市之间的航班
+
+    Args:
+        origin: 出发城市，例如上海
+        destination: 到达城市，例如东京
+        date: 出发日期
+        max_stops: 最多经停次数
+    """
+    return []
+
+
 class _Booking(BaseModel):
     guests: int = Field(..., ge=1, le=8, description="number of guests")
     room: Literal["single", "double", "suite"] = Field(..., description="room type")
-    nights: int = Field(..., ge=1, description="nights")
+    nights: int = Field(..., ge=1, description="number of nights")
 
 
 class _LooseBooking(BaseModel):
     guests: int = Field(..., description="number of guests")
     room: str = Field(..., description="room type")
     nights: int = Field(..., description="nights")
+
+
+class _SilentBooking(BaseModel):
+    guests: int = Field(..., ge=1, le=8)
+    room: Literal["single", "double", "suite"]
+    nights: int = Field(..., ge=1)
 
 
 def _book(booking: _Booking) -> str:
@@ -64,6 +124,72 @@ def _book(booking: _Booking) -> str:
 def _book_loose(booking: _LooseBooking) -> str:
     """Book a room."""
     return "ok"
+
+
+def _book_silent(booking: _SilentBooking) -> str:
+    """Book a room."""
+    return "ok"
+
+
+def _book_flat(guests: int, room: str, nights: int) -> str:
+    """Book a room."""
+    return "ok"
+
+
+# -- lesson 03b ---------------------------------------------------------------------------------
+
+def _wrap_keeping_defaults(schema):
+    """Closed, all required, optional ones wrapped in anyOf with null, but each keeps its default inside."""
+    schema = copy.deepcopy(schema)
+
+    def close(node):
+        for sub in [*node.get("anyOf", []), *([node["items"]] if "items" in node else [])]:
+            close(sub)
+        if node.get("type") == "object" and "properties" in node:
+            for name, prop in list(node["properties"].items()):
+                close(prop)
+                if name not in node.get("required", []) and not strict_nullable(prop):
+                    node["properties"][name] = {"anyOf": [prop, {"type": "null"}]}
+            node["required"] = list(node["properties"])
+            node["additionalProperties"] = False
+        return node
+    return close(schema)
+
+
+def strict_nullable(prop):
+    return any(b.get("type") == "null" for b in prop.get("anyOf", []))
+
+
+def _top_level_only(schema):
+    """Right at the top, but nested objects and array items left as they were."""
+    out = copy.deepcopy(schema)
+    optional = set(out["properties"]) - set(out.get("required", []))
+    for name in optional:
+        prop = {k: v for k, v in out["properties"][name].items() if k != "default"}
+        out["properties"][name] = prop if strict_nullable(prop) else {"anyOf": [prop, {"type": "null"}]}
+    return {**out, "required": list(out["properties"]), "additionalProperties": False}
+
+
+def _everything_nullable(schema):
+    out = strict_schema(schema)
+    out["properties"] = {k: v if strict_nullable(v) else {"anyOf": [v, {"type": "null"}]}
+                         for k, v in out["properties"].items()}
+    return out
+
+
+def _in_place(schema):
+    result = strict_schema(schema)
+    schema.clear()
+    schema.update(result)
+    return schema
+
+
+def _enum_lost(schema):
+    out = strict_schema(schema)
+    for prop in out["properties"].values():
+        for branch in prop.get("anyOf", []):
+            branch.pop("enum", None)
+    return out
 
 
 def _chinese(text):
@@ -133,14 +259,32 @@ def _multiply(a: float, b: float) -> float:
 REAL_TOOLS = [_weather, _multiply]
 
 CASES = {
-    "to_strict": (lesson03.to_strict, [strict_schema], [stub], [
+    "search_flights": (lesson03.search_flights, [tool(_flights)], [_flights_stub], [
+        [_flights],                                  # no @tool: ❌ "put @tool on the line above", not ⏳
+        [tool(_flights_undescribed)],                # no Args: section
+        [tool(_flights_all_required)],               # max_stops without its default
+        [tool(_flights_calendar_date)],              # datetime.date refuses the model's own "下周五"
+        [tool(_flights_helper)],                     # "A helper."
+        [tool(_flights_letters)],                    # parameters described "o", "d", "x", "y"
+        [tool(_flights_text_stops)],                 # max_stops a string
+    ]),
+    "book_room": (lesson03.book_room, [tool(_book)], [None], [
+        [tool(_book_loose)],                         # no limits, room any string
+        [_book],                                     # no @tool
+        [tool(_book_silent)],                        # fields without descriptions
+        [tool(_book_flat)],                          # three parameters instead of one Booking
+    ]),
+    "to_strict": (lesson03b.to_strict, [strict_schema], [stub], [
         [lambda schema: {**schema, "additionalProperties": False}],                     # optional ones not required
         [lambda schema: (schema.update(additionalProperties=False, required=list(schema["properties"])), schema)[1]],
         [lambda schema: {**schema, "required": list(schema["properties"]), "additionalProperties": False}],
+        [_wrap_keeping_defaults],                    # a default left inside the anyOf
+        [_top_level_only],                           # nested objects and array items not closed
+        [_everything_nullable],                      # required ones made nullable too
+        [_in_place],                                 # modifies its input
+        [_enum_lost],                                # the unit's enum dropped
+        [lambda schema: json.dumps(strict_schema(schema))],                             # JSON text, not a dict
     ]),
-    "search_flights": (lesson03.search_flights, [tool(_flights)], [_flights], [
-        [tool(_flights_undescribed)], [tool(_flights_all_required)]]),
-    "book_room": (lesson03.book_room, [tool(_book)], [None], [[tool(_book_loose)]]),
     "parse_chinese_number": (lesson04.parse_chinese_number, [_chinese], [stub], [
         [lambda text: 102 if text == "十二" else _chinese(text)],                     # 十二 read as 一百零二
         [lambda text: abs(v) if isinstance(v := _chinese(text), (int, float)) else v],  # sign lost
