@@ -198,15 +198,15 @@ def test_sloppy_stops_calling_after_a_final_error_and_says_so():
                                          "call it again in this conversation: answer the user with what you have."}
     reply = after(sloppy, QUESTION, [WEATHER, ADD], [([FIRST], ["invalid arguments"]), ([FIRST], [final])])
     assert not reply.tool_calls
-    assert reply.content.startswith("add_numbers(a=123, b=456)：调用 add_numbers 失败：'add_numbers' has now failed")
+    assert reply.content == "计算 123 加 456 失败：多次失败后不再重试。"
 
 
 def test_sloppy_answers_honestly_when_out_of_rounds_or_tools():
     rounds, answer = drive(sloppy, QUESTION, [WEATHER, ADD], lambda n, a: "invalid arguments")
     assert rounds == [[FIRST]] * 8                                             # the planner's MAX_ROUNDS
-    assert answer == "add_numbers(a=123, b=456)：调用 add_numbers 失败：invalid arguments。"
+    assert answer == "计算 123 加 456 失败：调用参数不对。"
     final_call = after(sloppy, QUESTION, [], [([FIRST], ["invalid arguments"])])   # the framework's no-tools call
-    assert final_call == Reply(content="add_numbers(a=一百二十三, b=456)：调用 add_numbers 失败：invalid arguments。")
+    assert final_call == Reply(content="调用 add_numbers（一百二十三）失败：调用参数不对。")
 
 
 def lenient(name: str, text: str) -> Any:
@@ -236,11 +236,11 @@ def lenient(name: str, text: str) -> Any:
 
 def test_sloppy_full_run_with_a_lenient_executor():
     rounds, answer = drive(sloppy, QUESTION, [WEATHER, ADD], lenient)        # repaired and coerced: one round
-    assert rounds == [[FIRST]] and answer == "add_numbers(a=123, b=456)：结果 579。"
+    assert rounds == [[FIRST]] and answer == "123 加 456 等于 579。"
     rounds, answer = drive(sloppy, "北京天气怎么样？用摄氏度", [WEATHER_UNIT], lenient)   # a list and a translated enum
     assert rounds == [[("get_weather", '{"city":["北京"],"unit":"摄氏度",}')],
                       [("get_weather", '{"city":"北京","unit":"celsius"}')]]
-    assert answer == "get_weather(city=北京, unit=celsius)：温度 25，天气 多云。"
+    assert answer == "北京：温度 25，天气 多云。"
     rounds, answer = drive(sloppy, "What's the weather in Paris in fahrenheit?", [WEATHER_UNIT], lenient)
     assert len(rounds) == 2 and rounds[1] == [("get_weather", '{"city":"Paris","unit":"fahrenheit"}')]
     assert "temperature 25" in answer
@@ -296,7 +296,7 @@ def test_hallucinate_recovers_when_the_error_names_real_tools(error):
     assert raw_calls(reply) == [("multiply", '{"a":200,"b":0.8}')]
     answer = after(hallucinate, DISCOUNT, [WEATHER, ADD, MULTIPLY],
                    [([INVENTED], [error]), (raw_calls(reply), [{"result": 160.0}])])
-    assert answer.content == "multiply(a=200, b=0.8)：结果 160.0。"          # the invented call is not reported
+    assert answer.content == "200 乘以 0.8 等于 160。"          # the invented call is not reported
 
 
 def test_hallucinate_invents_again_after_a_bare_unknown_tool_then_gives_up():
@@ -433,7 +433,7 @@ def test_sloppy_end_to_end(practice, sdk, api):
                                    [WEATHER_UNIT], lenient)
     assert rounds == [[("get_weather", '{"city":["北京"],"unit":"摄氏度",}')],
                       [("get_weather", '{"city":"北京","unit":"celsius"}')]]
-    assert answer == "get_weather(city=北京, unit=celsius)：温度 25，天气 多云。"
+    assert answer == "北京：温度 25，天气 多云。"
 
 
 def test_hallucinate_end_to_end_the_articles_discount(practice, sdk, api):

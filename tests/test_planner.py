@@ -292,7 +292,7 @@ def test_a_failed_step_ends_the_chain_with_an_honest_answer():
 def test_no_call_is_repeated_after_the_latest_user_message():
     messages = [user("北京天气"), called(("get_weather", {"city": "北京"})), result("Error: timeout")]
     reply = plan(body(messages, [WEATHER]))
-    assert not reply.tool_calls and "timeout" in reply.content
+    assert not reply.tool_calls and reply.content == "查询北京的天气失败：服务响应超时。"
 
 
 def test_a_new_user_message_may_ask_again():
@@ -307,7 +307,8 @@ def test_a_new_user_message_may_ask_again():
 
 def test_tool_choice_none_answers_in_text_and_says_what_it_would_call():
     reply = plan(body([user("北京天气怎么样")], [WEATHER], tool_choice="none"))
-    assert not reply.tool_calls and 'tool_choice 是 "none"' in reply.content and "get_weather(city=北京)" in reply.content
+    assert not reply.tool_calls and 'tool_choice 是 "none"' in reply.content and "get_weather（北京）" in reply.content
+    assert "city=" not in reply.content                                    # no function-call syntax
 
 
 def test_tool_choice_none_answers_from_results_so_far():
@@ -405,9 +406,9 @@ def test_errors_are_reported_honestly(output, expected):
     assert "couldn't" in text and expected in text
 
 
-def test_long_plain_text_is_quoted_and_truncated():
+def test_long_plain_text_is_relayed_unquoted_and_truncated():
     text = answer_after("search python", SEARCH, [("web_search", {"query": "python"})], ["x" * 1000])
-    assert '"' + "x" * 300 + "…" in text and "x" * 301 not in text
+    assert text == "python: " + "x" * 300 + "…"
 
 
 def test_lists_and_envelopes_are_rendered_readably():
@@ -426,6 +427,106 @@ def test_every_number_in_an_answer_comes_from_the_request_or_the_results():
                         outputs)
     allowed = set(re.findall(r"\d+", question + json.dumps(outputs, ensure_ascii=False)))
     assert set(re.findall(r"\d+", text)) <= allowed
+
+
+# answers read like an assistant's: no function-call syntax, the user's language, sensible labels
+
+SHOP_DETAIL = fn("get_order_detail", "查询订单的详细信息：商品、数量、状态、预计送达日期",
+                 {"order_id": {"type": "string", "description": "订单号，12位数字"}})
+SHIPPED = {"order_id": "202405220012", "created_at": "2024-05-20", "status": "shipped", "eta": "2024-05-25",
+           "items": [{"product": "机械键盘", "quantity": 2, "price": 299.0},
+                     {"product": "鼠标垫", "quantity": 1, "price": 29.0}], "total": 627.0}
+CALL_SYNTAX = re.compile(r"[A-Za-z_]\w*\((?:[A-Za-z_]\w*=|\))")      # add_numbers(a=…) or f()
+
+
+@pytest.mark.parametrize("question,outputs,expected", [
+    ("请计算123加456", ["579"], "123 加 456 等于 579。"),
+    ("What is 123 plus 456?", ["579.0"], "123 + 456 = 579."),
+    ("请计算123456789 + 987654321 等于多少？", [1111111110.0], "123456789 加 987654321 等于 1111111110。"),
+])
+def test_a_computation_reads_as_one(question, outputs, expected):
+    numbers = [int(n) for n in re.findall(r"\d+", question)][:2]
+    call = ("add_numbers", {"a": numbers[0], "b": numbers[1]})
+    assert answer_after(question, ADD, [call], outputs) == expected
+
+
+def test_a_computation_without_a_known_operation_names_its_inputs_by_their_descriptions():
+    described = fn("calculate_discount", "计算打折后的价格（折扣）", DISCOUNT_PARAMS)
+    call = ("calculate_discount", {"price": 200, "discount": 0.8})
+    assert answer_after(DISCOUNT_QUESTION, described, [call], [160.0]) == "按原价 200、折扣系数 0.8 计算，结果是 160。"
+    english = fn("calculate_discount", "Apply a discount", {
+        "price": {"type": "number", "description": "original price"},
+        "discount": {"type": "number", "description": "multiplier, e.g. 0.8"}})
+    assert answer_after("What does a 200 shirt cost with 20% off?", english, [call], [160.0]) == \
+        "With original price 200 and multiplier 0.8, the result is 160."
+
+
+def test_status_words_are_said_in_chinese_for_a_chinese_question():
+    call = [("get_order_detail", {"order_id": "202405220012"})]
+    zh = answer_after("订单202405220012现在是什么状态？", SHOP_DETAIL, call, [SHIPPED])
+    assert zh == ("202405220012：创建时间 2024-05-20，状态 已发货，预计送达 2024-05-25，"
+                  "商品 机械键盘（数量 2，价格 299）、鼠标垫（数量 1，价格 29），合计 627。")
+    pending = answer_after("订单202405220012现在是什么状态？", SHOP_DETAIL, call, [{**SHIPPED, "status": "pending"}])
+    assert "状态 待发货" in pending and "pending" not in pending                    # orders: pending is 待发货
+    task = fn("get_task", "查询任务", {"task_id": {"type": "string"}})
+    assert "状态 待处理" in answer_after("任务T-42的状态？", task, [("get_task", {"task_id": "T-42"})],
+                                      [{"title": "写周报", "status": "pending"}])    # anything else: 待处理
+    en = answer_after("What's the status of order 202405220012?", SHOP_DETAIL, call, [SHIPPED])
+    assert "status shipped" in en and "ETA 2024-05-25" in en and "已发货" not in en
+
+
+def test_keys_that_carry_a_unit_are_labelled_with_it():
+    data = {"temp_c": 21.0, "humidity_pct": 40, "wind_kph": 12, "feels_like_c": 19.5}
+    zh = answer_after("北京天气", WEATHER, [("get_weather", {"city": "北京"})], [data])
+    assert zh == "北京：温度 21°C，湿度 40%，风力 12 km/h，体感温度 19.5°C。"
+    en = answer_after("Weather in Beijing?", WEATHER, [("get_weather", {"city": "Beijing"})], [data])
+    assert en == "Beijing: temperature 21°C, humidity 40%, wind 12 km/h, feels like 19.5°C."
+    assert "temp c" not in zh + en
+
+
+def test_a_text_result_is_relayed_without_quotes_in_quotes():
+    sentence = "订单202405220012：用户张三，当前状态为“已发货”，预计送达2024-05-25。"
+    text = answer_after("订单202405220012现在是什么状态？", SHOP_DETAIL,
+                        [("get_order_detail", {"order_id": "202405220012"})], [sentence])
+    assert text == sentence                       # it names the order itself: no label, no “…” around it
+
+
+@pytest.mark.parametrize("output,expected", [
+    ({"status": "error", "error": "get_weather did not finish within 0.5 s and was stopped. Try again later, or "
+                                  "tell the user the service is not responding."},
+     "查询深圳的天气失败：服务在 0.5 秒内没有响应，已被停止。"),
+    ("KeyError: 'city'", "查询深圳的天气失败：工具内部出错（KeyError: 'city'）。"),
+    ({"status": "error", "error": "get_weather failed: KeyError 'city'. Check the arguments, or tell the user."},
+     "查询深圳的天气失败：工具内部出错（KeyError: 'city'）。"),
+    ({"status": "error", "error": "天气服务暂时查不到深圳，请尝试查询其他城市（支持：北京、上海）"},
+     "查询深圳的天气失败：天气服务暂时查不到深圳，请尝试查询其他城市（支持：北京、上海）。"),
+    ({"error": "Unknown tool 'get_weather'. Available tools: add_numbers."}, "查询深圳的天气失败：没有这个工具。"),
+])
+def test_a_failed_call_is_one_sentence_in_the_users_language(output, expected):
+    assert answer_after("深圳天气怎么样？", WEATHER, [("get_weather", {"city": "深圳"})], [output]) == expected
+
+
+def test_a_failed_call_in_english():
+    output = {"status": "error", "error": "get_weather did not finish within 0.5 s and was stopped. Try again later."}
+    assert answer_after("What's the weather in Shenzhen?", WEATHER, [("get_weather", {"city": "Shenzhen"})],
+                        [output]) == "I couldn't get the weather for Shenzhen: get_weather did not finish within 0.5 s and was stopped."
+
+
+@pytest.mark.parametrize("question,tools", [
+    ("请计算123456789 + 987654321 等于多少？", [WEATHER, ADD]),
+    ("A组本周新增客户35个，流失8个，净增多少", [WEATHER, ADD, SUBTRACT_EN]),
+    ("帮我看看张三最近买了什么还没发货", [USER, ORDERS, DETAIL]),
+    ("What did Zhang San buy that hasn't shipped yet?", [USER, ORDERS, DETAIL]),
+    ("北京天气怎么样？另外123加456等于多少", [WEATHER, ADD]),
+    ("100美元换成人民币是多少", [WEATHER, CONVERT]),
+    ("search for the latest Python release", [SEARCH, WEATHER]),
+    ("下周五从上海飞东京的航班", [WEATHER, FLIGHTS]),
+])
+def test_no_answer_echoes_function_call_syntax(question, tools):
+    _, answer = drive(question, tools, fake_tools)
+    assert not CALL_SYNTAX.search(answer), answer
+    if not question.isascii():                                     # labels in Chinese, not English key names
+        assert not re.search(r"[a-z]{2,} [a-z]{2,} \d", answer), answer
 
 
 # -----------------------------------------------------------------------------
@@ -742,3 +843,34 @@ def test_two_different_asks_about_the_same_city_call_both_tools():
                              "required": ["city"]}}}
     reply = plan(body([user("What's the weather and hotels in Paris?")], [WEATHER, hotels]))
     assert sorted(name for name, _ in calls_of(reply)) == ["get_weather", "search_hotels"]
+
+
+# -----------------------------------------------------------------------------
+# 11. pitfalls the well-behaved persona shows, because real models do
+
+
+CLOCK = fn("get_current_date", "获取今天的日期（读本机时钟）", {})
+
+
+@pytest.mark.parametrize("question,tools,expected", [
+    ("今天几号？", [], "今天是 2024 年 6 月 12 日，星期三。"),
+    ("今天星期几？", [WEATHER, ADD], "今天是 2024 年 6 月 12 日，星期三。"),
+    ("What's the date today?", [], "Today is Wednesday, June 12, 2024."),
+    ("现在几点了？", [], "现在是 2024 年 6 月 12 日（星期三）下午 3 点左右。"),
+])
+def test_without_a_clock_the_date_is_confidently_wrong(question, tools, expected):
+    request = {"model": "practice", "messages": [user(question)], **({"tools": tools} if tools else {})}
+    reply = plan(request)
+    assert not reply.tool_calls and reply.content == expected
+    assert plan(json.loads(json.dumps(request))) == reply                       # the same wrong date every time
+
+
+@pytest.mark.parametrize("question,output,expected", [
+    ("今天几号？", {"date": "2025-03-01"}, "今天是 2025 年 3 月 1 日，星期六。"),
+    ("What's the date today?", "2025-03-01", "Today is Saturday, March 1, 2025."),
+    ("What's the date today?", {"status": "success", "data": {"today": "2025-12-31T09:30:00"}},
+     "Today is Wednesday, December 31, 2025."),
+])
+def test_with_a_clock_the_model_calls_it_and_answers_from_it(question, output, expected):
+    rounds, answer = drive(question, [WEATHER, CLOCK], lambda name, args: output)
+    assert rounds == [[("get_current_date", {})]] and answer == expected

@@ -13,8 +13,9 @@ Modules, from the socket inwards:
     personas    model name -> the brain that answers; `pitfalls` holds the misbehaving ones
     planner     the default brain, a pipeline of five stages, one module each:
                 situation -> ranking -> filling -> planning -> answers
-                (on top of `language` for reading text, `schemas` for reading JSON Schema,
-                `numbers` for numbers in text, `cjk` for which characters are Chinese)
+                (on top of `language` for reading text, `phrasing` for putting results into
+                words, `schemas` for reading JSON Schema, `numbers` for numbers in text,
+                `cjk` for which characters are Chinese)
     reply       what a brain decides; `wire` turns it into `chat.completion` JSON or stream chunks
 
 The rule about the core: the practice package imports from the core only

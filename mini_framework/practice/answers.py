@@ -1,48 +1,82 @@
-"""Stage 5 of the planner: the text reply, in the user's language.
+"""Stage 5 of the planner: the text reply, in the user's language, worded as an assistant would.
 
     compose_answer(s)   from the results when calls were made; else a greeting, a thank-you, a
-                        question for the inputs a tool still needs, or an honest "no tool fits"
-    render(value, zh)   a JSON result as a short readable phrase ('温度 22，天气 晴')
-    call_text(n, args)  a call as a learner would write it ('add(a=1, b=2)')
+                        question for the inputs a tool still needs, a confident (made-up) date for
+                        a date question nobody gave it a clock for, or an honest "no tool fits"
+    render(value, zh)   a JSON result as a short readable phrase ('温度 22°C，天气 晴')
+    call_text(n, args)  a call as a learner would write it ('add(a=1, b=2)'): for logs, never for answers
 
-An answer lists every result that was not just a stepping stone of a chain (the user id that
-led to the orders is left out), labels each by what it is about ('北京：…'), reports errors as
-errors, and when the question compares ('哪个更暖和') names the winner. It never echoes
-function-call syntax at the user except to label a computation.
+How an answer is put together:
+
+- every result that was not just a stepping stone of a chain is reported (the user id that led
+  to the orders is left out), labelled by what it is about ('北京：…'); several tools asked about
+  the same thing make one line ('北京：温度 18°C，湿度 45%，风力 2级，空气质量 优');
+- a computation reads as one ('123 加 456 等于 579。' / '123 + 456 = 579.'; '按原价 200、折扣系数
+  0.8 计算，结果是 160。' when the tool's words name no single operation);
+- a text result is relayed as it is (no quotes around it, no label when it already names its
+  subject); numbers lose a trailing '.0'; keys become labels with the unit their name carries
+  (`temp_c` -> 温度 …°C / temperature …°C); known status words are said in Chinese for a Chinese
+  answer ('pending' -> 待发货 where orders are the subject, else 待处理);
+- a failed call is one sentence in the user's language ('查询深圳的天气失败：服务在 0.5 秒内没有
+  响应，已被停止。' / "I couldn't get the weather for Paris: city not found."), the error's detail
+  kept short (`phrasing.error_summary`);
+- when the question compares ('哪个更暖和') the winner is named; when it asks for the date and a
+  result carries one, the answer says what day it is.
+
+It never echoes function-call syntax ('add_numbers(a=1, b=2) 的结果是 …') at the user. The
+wording comes from `phrasing`, which is generic over tools: nothing here knows a tool's name.
 
 Concessions: results are rendered, not summarised (at most 12 keys, 8 list items and TRUNCATE
-characters of text each); a comparison looks at one numeric key shared by every result.
+characters of text each); a comparison looks at one numeric key shared by every result; a
+yes/no question gets the facts, not a verdict.
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from typing import Any
 
 from .filling import fill_arguments
-from .language import COMPARE, LOWER_IS_ASKED, is_greeting, is_thanks, split_identifier, tags_of
-from .planning import next_calls
+from .language import (
+    COMPARE,
+    LOWER_IS_ASKED,
+    STOP_REPEATING,
+    TIME_QUESTION,
+    has_cjk,
+    is_date_question,
+    is_greeting,
+    is_thanks,
+    tags_of,
+)
+from .phrasing import (
+    action,
+    as_number,
+    error_summary,
+    is_status_key,
+    key_label,
+    number,
+    operator_words,
+    status_word,
+    with_unit,
+)
+from .planning import call_key, next_calls
 from .ranking import relevant_tools
 from .schemas import Param
 from .situation import TRUNCATE, Call, OfferedTool, Situation, error_of, scalars
 from .wire import canonical_json
 
 _WORD = re.compile(r"\S+")
-SHORT = 40              # characters of an argument value quoted in a label ('北京', 'add(a=1, b=2)')
+SHORT = 40              # characters of an argument value quoted in a label ('北京')
 LISTED = 8              # tools (or missing parameters) named in one answer
 DESCRIBED = 100         # characters of a parameter's description quoted when asking for it
-_LABELS_ZH = {"temperature": "温度", "temp": "温度", "condition": "天气", "weather": "天气", "humidity": "湿度",
-              "wind": "风力", "status": "状态", "price": "价格", "total": "合计", "amount": "金额", "name": "名称",
-              "user_id": "用户ID", "order_id": "订单号", "items": "商品", "item": "商品", "product": "商品",
-              "quantity": "数量", "qty": "数量", "count": "数量", "date": "日期", "city": "城市", "result": "结果",
-              "message": "消息", "unit": "单位", "description": "描述", "email": "邮箱", "phone": "电话",
-              "address": "地址", "currency": "货币", "rate": "汇率", "symbol": "代码", "title": "标题",
-              "orders": "订单", "created_at": "创建时间", "time": "时间", "value": "数值", "change": "涨跌"}
-
-
-def _key_label(key: str, zh: bool) -> str:
-    """A result key as a label: 'temperature' -> '温度' in Chinese, 'order_id' -> 'order id' in English."""
-    return _LABELS_ZH.get(key.lower(), key) if zh else key.replace("_", " ")
+MADE_UP_TODAY = dt.datetime(2024, 6, 12, 15, 0)   # what a model without a clock believes (see `made_up_date`)
+_LEAD_KEYS = ("name", "title", "product", "product_name", "item", "item_name", "label", "city", "symbol",
+              "flight", "flight_no", "hotel")      # the key that names an object in a list ('绿茶（数量 2）')
+_ORDER_WORDS = re.compile(r"(?i)order|ship|deliver|eta|tracking|订单|发货|物流")
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
+_EXPRESSION = re.compile(r"^[\d\s.+\-*/×÷()（）^%]*\d[\d\s.]*[+\-*/×÷^%][\s\d.+\-*/×÷()（）^%]*$")
+_WEEKDAYS_ZH = "一二三四五六日"
 
 
 def _unwrap(result: Any) -> Any:
@@ -70,11 +104,36 @@ def _one_line(text: str, limit: int) -> str:
     return " ".join(words)
 
 
-def render(value: Any, zh: bool, depth: int = 0) -> str:
+# -----------------------------------------------------------------------------
+# rendering values
+
+
+def _pair(key: str, value: Any, zh: bool, depth: int, orders: bool) -> str:
+    """One 'label value' pair of an object: '温度 22°C', '状态 待发货', 'items 绿茶（数量 2）'."""
+    label, unit = key_label(key, zh)
+    if isinstance(value, bool):
+        if zh and has_cjk(label):
+            return label if value else f"不{label}"
+        return f"{label}: {'yes' if value else 'no'}" if not zh else f"{label} {'是' if value else '否'}"
+    if isinstance(value, str) and is_status_key(key):
+        return f"{label} {status_word(value, zh, orders)}"
+    text = render(value, zh, depth + 1, orders)
+    if unit and isinstance(value, (int, float)):
+        text = with_unit(text, unit)
+    return f"{label} {text}"
+
+
+def render(value: Any, zh: bool, depth: int = 0, orders: bool = False) -> str:
     """A JSON value as a short readable phrase: objects as 'label value' pairs, lists as enumerations.
+
+    `orders`: orders or shipping are the subject (a 'pending' status is then 待发货, not 待处理).
 
     >>> render({"temperature": 22, "condition": "晴"}, zh=True)
     '温度 22，天气 晴'
+    >>> render({"temp_c": 21.0, "status": "pending"}, zh=True), render({"temp_c": 21.0}, zh=False)
+    ('温度 21°C，状态 待处理', 'temperature 21°C')
+    >>> render({"items": [{"product": "绿茶", "quantity": 2, "price": 68.0}]}, zh=True)
+    '商品 绿茶（数量 2，价格 68）'
     """
     sep = "，" if zh else ", "
     if value is None:
@@ -82,41 +141,50 @@ def render(value: Any, zh: bool, depth: int = 0) -> str:
     if isinstance(value, bool):
         return ("是" if value else "否") if zh else ("yes" if value else "no")
     if isinstance(value, (int, float)):
-        return json.dumps(value)
+        return number(value)
     if isinstance(value, str):
-        text = _one_line(value, TRUNCATE)
-        return (f"“{text}”" if zh else f'"{text}"') if depth == 0 else text
+        return _one_line(value, TRUNCATE)
     if isinstance(value, dict):
         if not value:
             return "（空）" if zh else "(empty)"
         if depth >= 3:
             return json.dumps(value, ensure_ascii=False)[:TRUNCATE]
-        pairs = sep.join(f"{_key_label(str(k), zh)} {render(v, zh, depth + 1)}" for k, v in list(value.items())[:12])
+        orders = orders or any(_ORDER_WORDS.search(str(k)) for k in value)
+        lead = next((k for k in _LEAD_KEYS if isinstance(value.get(k), str) and value[k]), None)
+        lead = lead if depth >= 1 else None
+        pairs = sep.join(_pair(str(k), v, zh, depth, orders) for k, v in list(value.items())[:12] if k != lead)
+        if lead is not None:
+            name = _one_line(value[lead], TRUNCATE)
+            return (f"{name}（{pairs}）" if zh else f"{name} ({pairs})") if pairs else name
         return (f"（{pairs}）" if zh else f"({pairs})") if depth >= 2 else pairs
     if isinstance(value, list):
         if not value:
             return "没有结果（空列表）" if zh else "no results (empty list)"
-        nested = any(isinstance(v, (dict, list)) for v in value)
-        joiner = ("；" if zh else "; ") if nested else ("、" if zh else ", ")
-        items = [render(v, zh, max(depth, 1) + (1 if depth else 0)) for v in value[:8]]
+        items = [render(v, zh, max(depth, 1) + (1 if depth else 0), orders) for v in value[:8]]
+        named = all(not isinstance(v, (dict, list)) or (isinstance(v, dict) and any(
+            isinstance(v.get(k), str) and v[k] for k in _LEAD_KEYS)) for v in value[:8])
+        joiner = ("、" if zh else ", ") if named and depth else ("；" if zh else "; ") if not named else (
+            "、" if zh else ", ")
         return joiner.join(items) + (("……" if zh else " …") if len(value) > 8 else "")
-    return render(str(value), zh, depth)
+    return render(str(value), zh, depth, orders)
 
 
 def short(value: Any) -> str:
-    """An argument value for a label: strings bare and cut at SHORT characters, others as JSON.
+    """An argument value for a label: strings bare and cut at SHORT characters, numbers as an answer writes them.
 
-    >>> short("北京"), short(3.5), short({"a": "x" * 50}), short("y" * 50)[-3:]
-    ('北京', '3.5', '{…}', 'yy…')
+    >>> short("北京"), short(3.5), short(200.0), short({"a": "x" * 50}), short("y" * 50)[-3:]
+    ('北京', '3.5', '200', '{…}', 'yy…')
     """
     if isinstance(value, (dict, list)) and len(json.dumps(value, ensure_ascii=False)) > SHORT:
         return "{…}" if isinstance(value, dict) else "[…]"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return number(value)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= SHORT else text[:SHORT] + "…"
 
 
 def call_text(name: str, arguments: dict) -> str:
-    """A call as a learner would write it.
+    """A call as a learner would write it (for logs and the misbehaving personas' notes, never for an answer).
 
     >>> call_text('add', {'a': 1, 'b': 2})
     'add(a=1, b=2)'
@@ -124,19 +192,41 @@ def call_text(name: str, arguments: dict) -> str:
     return f"{name}({', '.join(f'{k}={short(v)}' for k, v in arguments.items())})"
 
 
-def _label(call: Call, shown: list[Call]) -> str:
-    """What a result is about: the entity ('北京') or, when that is unclear, the call itself."""
+def _joined(parts: list[str], zh: bool) -> str:
+    """'a、b' / 'a and b' / 'a, b and c'."""
+    if zh or len(parts) < 2:
+        return "、".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+# -----------------------------------------------------------------------------
+# what each result is about
+
+
+def _fold(calls: list[Call]) -> list[Call]:
+    """The calls with repeats folded (a model that checked twice reports once): each (name, arguments) where it
+    first appeared, with its latest result, unless that one only refused to run it again."""
+    folded: dict[str, Call] = {}
+    for c in calls:
+        key = call_key(c.name, c.arguments)
+        refused = c.result is not None and bool(STOP_REPEATING.search(json.dumps(c.result, ensure_ascii=False)))
+        if key not in folded or not refused:
+            folded[key] = c
+    return list(folded.values())
+
+
+def _label(call: Call, shown: list[Call], request_text: str) -> str:
+    """What a result is about: the entity ('北京'), the values that tell same-tool results apart, or ''."""
     plain = {k: v for k, v in call.arguments.items() if not isinstance(v, (dict, list))}
     siblings = [c for c in shown if c.name == call.name]
     if len(siblings) > 1:
         differing = [k for k, v in plain.items() if any(c.arguments.get(k) != v for c in siblings)]
         if differing:
             return "，".join(short(plain[k]) for k in differing)
-    if len(call.arguments) == 1 and len(plain) == 1:
-        ((_, value),) = plain.items()
-        if isinstance(value, str) and short(value) == value:
-            return value
-    return call_text(call.name, call.arguments)
+    if len(plain) == 1:
+        return short(next(iter(plain.values())))
+    asked = [short(v) for v in plain.values() if not isinstance(v, bool) and str(v) and str(v) in request_text]
+    return "、".join(asked) if 0 < len(asked) <= 3 else ""
 
 
 def _consumed(call: Call, later: list[Call], request_text: str) -> bool:
@@ -160,51 +250,176 @@ def _comparison(s: Situation, shown: list[Call]) -> str:
     rows = [(c, _unwrap(c.result)) for c in shown if error_of(c) is None]
     rows = [(c, r) for c, r in rows if isinstance(r, dict)]
 
-    def number(v: Any) -> bool:
+    def numeric(v: Any) -> bool:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
     if len(rows) < 2:
         return ""
-    common = [k for k, v in rows[0][1].items() if number(v) and all(number(r.get(k)) for _, r in rows)]
+    common = [k for k, v in rows[0][1].items() if numeric(v) and all(numeric(r.get(k)) for _, r in rows)]
     if not common:
         return ""
     key = next((k for k in common if tags_of(k) & s.request.tags), common[0])
     low = bool(LOWER_IS_ASKED.search(s.request.text))
     target = (min if low else max)(r[key] for _, r in rows)
-    winners = [_label(c, shown) for c, r in rows if r[key] == target]
+    winners = [_label(c, shown, s.request.text) for c, r in rows if r[key] == target]
+    label, unit = key_label(key, s.zh)
+    value = with_unit(number(target), unit)
     if s.zh:
         degree = ("更" if len(rows) == 2 else "最") + ("低" if low else "高")
-        return f"{'、'.join(winners)}的{_key_label(key, True)}{degree}（{render(target, True)}）。"
+        return f"{'、'.join(winners)}的{label}{degree}（{value}）。"
     degree = ("lower" if low else "higher") if len(rows) == 2 else ("lowest" if low else "highest")
     verb = "has" if len(winners) == 1 else "have"
-    return f"{' and '.join(winners)} {verb} the {degree} {_key_label(key, False)} ({render(target, False)})."
+    return f"{' and '.join(winners)} {verb} the {degree} {label} ({value})."
+
+
+# -----------------------------------------------------------------------------
+# sentences
+
+
+def _param_label(tool: OfferedTool | None, name: str, zh: bool) -> str:
+    """How to name an argument in a sentence: a short description in the user's language ('原价'), else the key."""
+    p = next((q for q in tool.params if q.name == name), None) if tool else None
+    clause = re.split(r"[，,。;；:：（(]|\.\s|\.$", p.description.strip(), maxsplit=1)[0].strip() if p else ""
+    if clause and has_cjk(clause) == zh and (len(clause) <= 10 if zh else len(clause.split()) <= 3):
+        return clause
+    return key_label(name, zh)[0]
+
+
+def _computation(call: Call, tool: OfferedTool | None, zh: bool) -> str | None:
+    """'123 加 456 等于 579' / '123 + 456 = 579' for a call that computed a number; None for any other call."""
+    value = _unwrap(call.result)
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))          # {"result": 579}
+    result = as_number(value)
+    args = call.arguments
+    if result is None or not args or len(args) > 4:
+        return None
+    answer = number(result)
+    values = list(args.values())
+    if len(values) == 1 and isinstance(values[0], str) and _EXPRESSION.match(values[0].strip()):
+        expression = values[0].strip()
+        return f"{expression} 等于 {answer}" if zh else f"{expression} = {answer}"
+    numbers = [as_number(v) for v in values]
+    if any(n is None for n in numbers):
+        return None
+    op = operator_words(tool.features) if tool else None
+    if op and len(numbers) == 2:
+        a, b = (number(n) for n in numbers if n is not None)
+        return f"{a} {op[0]} {b} 等于 {answer}" if zh else f"{a} {op[1]} {b} = {answer}"
+    given = [f"{_param_label(tool, k, zh)} {number(as_number(v) or 0)}" for k, v in args.items()]
+    if zh:
+        return f"按{'、'.join(given)} 计算，结果是 {answer}"
+    return f"With {_joined(given, False)}, the result is {answer}"
+
+
+def _doing(call: Call, tool: OfferedTool | None, label: str, zh: bool) -> str:
+    """What a call was doing: '计算 123 加 456' for arithmetic, else `phrasing.action` ('查询深圳的天气')."""
+    op = operator_words(tool.features) if tool else None
+    numbers = [as_number(v) for v in call.arguments.values()]
+    if op and len(numbers) == 2 and all(n is not None for n in numbers):
+        a, b = (number(n) for n in numbers if n is not None)
+        return f"计算 {a} {op[0]} {b}" if zh else f"work out {a} {op[1]} {b}"
+    return action(call.name, label, zh)
+
+
+def _failure(call: Call, tool: OfferedTool | None, error: str, label: str, zh: bool) -> str:
+    """One sentence about a call that failed, in the user's language."""
+    doing = _doing(call, tool, label, zh)
+    if zh:
+        return f"{doing}{' ' if doing[-1].isascii() else ''}失败：{error_summary(error, True)}"
+    return f"I couldn't {doing}: {error_summary(error, False)}"
+
+
+def _dates_in(value: Any) -> list[re.Match]:
+    """ISO dates (and times) inside a result, in document order."""
+    texts = [v for _, v, _ in scalars(value) if isinstance(v, str)] if not isinstance(value, str) else [value]
+    return [m for t in texts for m in _ISO_DATE.finditer(t)]
+
+
+def say_date(moment: dt.datetime, zh: bool, with_time: bool = False) -> str:
+    """'今天是 2024 年 6 月 12 日，星期三。' / 'Today is Wednesday, June 12, 2024.' (with the hour when asked).
+
+    >>> say_date(dt.datetime(2024, 6, 12, 15), True), say_date(dt.datetime(2024, 6, 12, 15), False, True)
+    ('今天是 2024 年 6 月 12 日，星期三。', "It's around 3 PM on Wednesday, June 12, 2024.")
+    """
+    weekday = moment.weekday()
+    if zh:
+        day = f"{moment.year} 年 {moment.month} 月 {moment.day} 日"
+        if with_time:
+            half = "上午" if moment.hour < 12 else "下午"
+            return f"现在是 {day}（星期{_WEEKDAYS_ZH[weekday]}）{half} {moment.hour % 12 or 12} 点左右。"
+        return f"今天是 {day}，星期{_WEEKDAYS_ZH[weekday]}。"
+    day = f"{moment.strftime('%A')}, {moment.strftime('%B')} {moment.day}, {moment.year}"
+    if with_time:
+        return f"It's around {moment.hour % 12 or 12} {'AM' if moment.hour < 12 else 'PM'} on {day}."
+    return f"Today is {day}."
+
+
+def _date_answer(s: Situation, shown: list[Call]) -> str | None:
+    """For a date question, the date a result carries, said as a date; None when no result carries one."""
+    if not is_date_question(s.request.text):
+        return None
+    for call in shown:
+        if error_of(call) is not None:
+            continue
+        for m in _dates_in(_unwrap(call.result)):
+            try:
+                moment = dt.datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)),
+                                     int(m.group(4) or 0), int(m.group(5) or 0))
+            except ValueError:
+                continue
+            return say_date(moment, s.zh, bool(m.group(4)) and bool(TIME_QUESTION.search(s.request.text)))
+    return None
+
+
+def made_up_date(s: Situation) -> str:
+    """What a model with no clock says when asked the date: a confident, fixed, wrong date from its past.
+
+    Real models answer from their training data unless a tool tells them the date; this is the
+    practice model doing the same, deterministically (MADE_UP_TODAY), so a lesson can show why a
+    clock tool is needed.
+    """
+    return say_date(MADE_UP_TODAY, s.zh, bool(TIME_QUESTION.search(s.request.text)))
 
 
 def answer_from_results(s: Situation) -> str:
     """The final answer: every result that was not just a stepping stone, labelled, errors reported."""
-    calls = list(s.calls)
+    calls = _fold(list(s.calls))
     shown = [c for i, c in enumerate(calls) if not _consumed(c, calls[i + 1:], s.request.text)] or calls
-    lines = []
+    dated = _date_answer(s, shown)
+    if dated:
+        return dated
+    tools = {t.name: t for t in s.tools}
+    lines: list[str] = []
+    merged: dict[str, int] = {}                 # label -> the line several tools' results about it share
     for c in shown:
-        label, err = _label(c, shown), error_of(c)
-        if err is not None and not s.zh:
-            lines.append(f"I couldn't {' '.join(split_identifier(c.name))} ({label}): {err}")
-            continue
+        label, err, tool = _label(c, shown, s.request.text), error_of(c), tools.get(c.name)
         if c.result is None:
-            body = "没有收到结果" if s.zh else "no result came back"
-        elif err is not None:
-            body = f"调用 {c.name} 失败：{err}"
-        else:
-            result = _unwrap(c.result)
-            if isinstance(result, dict) and len(result) > 1 and label in c.arguments.values():
-                result = {k: v for k, v in result.items() if v != label}      # the label already says it
-            body = render(result, s.zh)
-        if label == call_text(c.name, c.arguments) and err is None and not isinstance(_unwrap(c.result), (dict, list)):
-            lines.append(f"{label} 的结果是 {body}" if s.zh else f"{label} returned {body}")  # a computation
-        else:
-            lines.append(f"{label}：{body}" if s.zh else f"{label}: {body}")
+            lines.append(f"{label}：没有收到结果" if s.zh else f"{label}: no result came back")
+            continue
+        if err is not None:
+            lines.append(_failure(c, tool, err, label, s.zh))
+            continue
+        computed = _computation(c, tool, s.zh)
+        if computed:
+            lines.append(computed)
+            continue
+        result = _unwrap(c.result)
+        if isinstance(result, dict) and len(result) > 1 and label in {short(v) for v in c.arguments.values()}:
+            result = {k: v for k, v in result.items() if short(v) != label}      # the label already says it
+        orders = bool(tool and tool.features & {"#order", "#shipping"})
+        body = render(result, s.zh, orders=orders)
+        if isinstance(result, dict) and label and label in merged:
+            lines[merged[label]] += ("，" if s.zh else ", ") + body
+            continue
+        if isinstance(result, str) and (not label or label in body):
+            lines.append(body)                  # a sentence that names its subject already
+            continue
+        if isinstance(result, dict) and label:
+            merged[label] = len(lines)
+        lines.append((f"{label}：{body}" if s.zh else f"{label}: {body}") if label else body)
     if len(lines) == 1:
-        text = lines[0] if lines[0][-1:] in "。.！!？?" else lines[0] + ("。" if s.zh else ".")
+        text = lines[0] if lines[0][-1:] in "。.！!？?…" else lines[0] + ("。" if s.zh else ".")
     else:
         text = ("结果如下：\n" if s.zh else "Here is what I found:\n") + "\n".join(f"- {line}" for line in lines)
     compare = _comparison(s, shown)
@@ -229,6 +444,14 @@ def _missing_inputs(s: Situation) -> tuple[OfferedTool, list[Param]] | None:
     return None
 
 
+def _would_call(name: str, arguments: dict, zh: bool) -> str:
+    """A planned call named for a note: 'get_weather（北京）' / 'get_weather (北京)'."""
+    values = [short(v) for v in arguments.values()]
+    if not values:
+        return name
+    return f"{name}（{'，'.join(values)}）" if zh else f"{name} ({', '.join(values)})"
+
+
 def compose_answer(s: Situation) -> str:
     """The text reply: from the results if there are any, else a greeting, a question or an honest 'no tool fits'."""
     if s.calls:
@@ -240,8 +463,8 @@ def compose_answer(s: Situation) -> str:
                 else 'tool_choice is "none" in this request, so I will not call a tool. ')
         would = next_calls(s)
         if would:
-            listed = ("、" if zh else ", ").join(call_text(n, a) for n, a in would)
-            return note + (f"如果可以调用，我会调用 {listed}。" if zh else f"Otherwise I would call {listed}.")
+            listed = ("、" if zh else ", ").join(_would_call(n, a, zh) for n, a in would)
+            return note + (f"如果可以调用工具，我会调用 {listed}。" if zh else f"Otherwise I would call {listed}.")
     if is_thanks(s.request.text):
         return note + ("不客气！还有什么需要我用工具查的吗？" if zh
                        else "You're welcome! Anything else I can look up with the tools?")
@@ -253,6 +476,9 @@ def compose_answer(s: Situation) -> str:
         return note + "Hello! I'm the offline practice model: deterministic, free, no API key needed. " + (
             f"The tools I can use this time: {names}. What would you like to do?" if s.tools
             else "This request has no tools, so all I can do is chat a little.")
+    relevant = relevant_tools(s) if s.tools else []
+    if is_date_question(s.request.text) and not relevant:
+        return note + made_up_date(s)
     blocked = _missing_inputs(s) if s.choice.mode != "none" else None
     if blocked:
         tool, params = blocked

@@ -581,6 +581,38 @@ LOWER_IS_ASKED = re.compile(r"(?i)冷|凉|低|更少|最少|更小|最小|便宜
                             r"least|fewer|cheaper|cheapest|smaller|smallest")
 
 
+# what a tool message says that makes a model stop: "don't call it again", "you already called this"
+FINAL = re.compile(r"(?i)do not (?:call|retry|try)|don't (?:call|retry|try)|stop (?:calling|trying|retrying)|give up|"
+                   r"no (?:more|further) (?:retries|attempts)|retry budget|exhausted|too many (?:failed )?(?:attempts|"
+                   r"retries|errors)|不要再|停止调用|放弃|重试次数")
+STOP_REPEATING = re.compile(r"(?i)same arguments|same call|already called|already been called|stop calling|"
+                            r"repeat(?:ed|ing)?\b|identical call|重复|已经调用过|不要再调用")
+# what a tool description says that makes a model doubt the result and check it again ('结果可能不准确，
+# 如有疑问请再次调用确认', 'results may be stale; call again to confirm'): `planning.doubted_calls`
+DOUBT = re.compile(r"(?i)(?:可能|或许|也许)[^，,。；;]{0,4}(?:不准|有误|过时|不是最新|出错)|不一定准确|"
+                   r"仅供参考.{0,12}(?:再次|重新)|"
+                   r"(?:再次|重新|再)(?:调用|查询|请求).{0,6}(?:确认|核实|核对|验证)|"
+                   r"\b(?:may|might|could) be (?:stale|outdated|inaccurate|wrong|out of date|incorrect)|"
+                   r"\bnot (?:always )?(?:reliable|accurate)\b|"
+                   r"call (?:it |this tool )?again to (?:confirm|verify|check)|"
+                   r"\b(?:verify|confirm|double-check) by calling")
+# a question about today's date, weekday or time (what a model without a clock gets confidently wrong)
+DATE_QUESTION = re.compile(r"(?i)(?:今天|今日|现在|当前|目前)[^，,。？?！!]{0,6}"
+                           r"(?:几号|几月几[日号]|什么日子|什么日期|日期|星期几|礼拜几|周几|几点|什么时间)|几号了|几点了|"
+                           r"\bwhat(?:'s| is) (?:the date|today's date|the day today)\b|\bwhat day is (?:it|today)\b|"
+                           r"\btoday's date\b|\bcurrent (?:date|time)\b|\bwhat time is it\b|\bdate today\b")
+TIME_QUESTION = re.compile(r"(?i)几点|什么时间|\bwhat time\b|\bcurrent time\b")
+
+
+def is_date_question(text: str) -> bool:
+    """A question about today's date, weekday or time.
+
+    >>> is_date_question("今天几号？"), is_date_question("What's the date today?"), is_date_question("今天天气")
+    (True, True, False)
+    """
+    return bool(DATE_QUESTION.search(text or ""))
+
+
 _THANKS = re.compile(r"(?i)^\s*(thanks|thank you|thanks a lot|thx|ty|cheers|谢谢|谢谢你|多谢|谢啦|感谢|好的谢谢|"
                      r"ok thanks)[\s!！,，.。~～]*$")
 

@@ -33,7 +33,7 @@ from ..numerals import parse_number
 from . import errors
 from .answers import compose_answer
 from .filling import fill_arguments, param_kind
-from .language import VALUE_SURFACES, has_cjk, split_identifier
+from .language import FINAL, STOP_REPEATING, VALUE_SURFACES, has_cjk, split_identifier
 from .numbers import spell_number
 from .personas import Attempts, Responder
 from .planner import APOLOGY, plan, respond
@@ -49,11 +49,6 @@ RETRY_AFTER = 0.02          # seconds practice-flaky asks the client to wait aft
 # -----------------------------------------------------------------------------
 # reading tool messages: what a real model would notice in them
 
-FINAL = re.compile(r"(?i)do not (?:call|retry|try)|don't (?:call|retry|try)|stop (?:calling|trying|retrying)|give up|"
-                   r"no (?:more|further) (?:retries|attempts)|retry budget|exhausted|too many (?:failed )?(?:attempts|"
-                   r"retries|errors)|不要再|停止调用|放弃|重试次数")
-STOP_REPEATING = re.compile(r"(?i)same arguments|same call|already called|already been called|stop calling|"
-                            r"repeat(?:ed|ing)?\b|identical call|重复|已经调用过|不要再调用")
 JSON_WORDS = re.compile(r"(?i)json|pars(?:e|ing)|syntax|malformed|decode|expecting (?:value|property name|',' "
                         r"delimiter)|unterminated|line \d+ column \d+|解析|语法|格式")
 ERROR_WORDS = re.compile(r"(?i)\w*(?:error|exception)\b|\b(?:invalid|failed|traceback|cannot|unable)\b|"

@@ -354,8 +354,16 @@ def scalars(value: Any) -> list[tuple[tuple[str, ...], Any, Any]]:
     return out
 
 
+_ERROR_TEXT = re.compile(r"(?i)\s*(?:error|错误|exception|traceback|failed|\w+(?:error|exception)\s*[:(])")
+
+
 def error_of(call: Call) -> str | None:
-    """The error message a result carries, or None: {'error': ...}, {'status': 'error'}, 'Error: ...'."""
+    """The error message a result carries, or None: {'error': ...}, {'status': 'error'}, 'Error: ...',
+    an exception's text ("KeyError: 'city'").
+
+    >>> error_of(Call("f", {}, "KeyError: 'city'")), error_of(Call("f", {}, "ok"))
+    ("KeyError: 'city'", None)
+    """
     r = call.result
     if isinstance(r, dict):
         err = r.get("error")
@@ -366,6 +374,6 @@ def error_of(call: Call) -> str | None:
                 if r.get(key):
                     return str(r[key])
             return json.dumps(r, ensure_ascii=False)[:TRUNCATE]
-    if isinstance(r, str) and re.match(r"(?i)\s*(error|错误|exception|traceback|failed)", r):
+    if isinstance(r, str) and _ERROR_TEXT.match(r):
         return r[:TRUNCATE]
     return None
