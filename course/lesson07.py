@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import threading
 import time
 from typing import Any, Callable
 
@@ -13,30 +14,11 @@ from mini_framework.executor import run_sync
 
 from .checking import CheckResult, Hints, run_check, solved
 
-# call id -> (city, seconds): made in this order, finished in another (上海, 广州, 北京)
-DELAYS = {"call_A": ("北京", 0.3), "call_B": ("上海", 0.1), "call_C": ("广州", 0.2)}
-SUM, SLOWEST = 0.6, 0.3
 
-
-def _calls() -> list[ChatCompletionMessageToolCall]:
-    return [ChatCompletionMessageToolCall.model_validate(
+def _call(call_id: str, name: str, arguments: dict[str, Any]) -> ChatCompletionMessageToolCall:
+    return ChatCompletionMessageToolCall.model_validate(
         {"id": call_id, "type": "function",
-         "function": {"name": "get_weather", "arguments": json.dumps({"city": city}, ensure_ascii=False)}})
-        for call_id, (city, _) in DELAYS.items()]
-
-
-def _result(call: Any) -> str:
-    return f"{json.loads(call.function.arguments)['city']}的天气"
-
-
-async def _run_async(call: Any) -> str:
-    await asyncio.sleep(DELAYS[call.id][1])
-    return _result(call)
-
-
-def _run_blocking(call: Any) -> str:
-    time.sleep(DELAYS[call.id][1])
-    return _result(call)
+         "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}})
 
 
 def _finish(value: Any) -> Any:
@@ -44,89 +26,179 @@ def _finish(value: Any) -> Any:
     return run_sync(value) if inspect.isawaitable(value) else value
 
 
-def _check_time(elapsed: float, how: str) -> None:
-    assert elapsed < SLOWEST + 0.2, (f"the three calls took {elapsed:.1f} s, about the sum of their times "
-                                     f"({SUM} s): {how}")
+def _check_messages(answers: Any, calls: list[Any], expected: dict[str, str]) -> None:
+    """One tool message per call, in call order, each with its own id and its own result."""
+    assert isinstance(answers, list), f"return a list of tool messages, not {type(answers).__name__}"
+    assert len(answers) == len(calls), (f"{len(calls)} calls need {len(calls)} answers (every tool_call_id gets one, "
+                                        f"late or failed calls too), got {len(answers)}")
+    assert all(isinstance(a, dict) for a in answers), "each answer is a tool message, a dict"
+    ids = [a.get("tool_call_id") for a in answers]
+    assert ids == [c.id for c in calls], f"answers must follow the calls' order ({[c.id for c in calls]}), got {ids}"
+    assert all(a.get("role") == "tool" for a in answers), 'every answer needs role "tool"'
+    for answer, call in zip(answers, calls):
+        content = answer.get("content")
+        if inspect.iscoroutine(content):
+            content.close()  # never awaited: close it, so Python doesn't warn about it later
+        assert isinstance(content, str), (
+            f"{call.id}'s content is a {type(content).__name__}, not text (a coroutine is a call never awaited)")
+        if call.id in expected:
+            assert content == expected[call.id], (
+                f"{call.id} asked for {expected[call.id]!r} but its answer says {content!r}: results were paired "
+                "with the wrong calls")
 
 
-def answer_concurrently(answer_concurrently: Callable[..., Any]) -> CheckResult:
-    """Exercise 1: gather the calls, answer them in call order with their own ids."""
+# ----------------------------------------------------------------------------- exercise 1
+
+class _Mixed:
+    """Two tools, one async and one blocking, that record where the blocking one ran."""
+
+    SLOWEST, SERIAL = 0.25, 0.45  # the slowest call; the blocking calls one after another
+
+    def __init__(self) -> None:
+        self.on_loop: list[bool] = []
+
+    async def get_weather(self, city: str) -> str:
+        await asyncio.sleep({"北京": 0.2, "上海": 0.05}[city])
+        return f"{city}的天气"
+
+    def get_rate(self, currency: str) -> str:
+        try:
+            asyncio.get_running_loop()
+            self.on_loop.append(True)  # called straight from a coroutine: the event loop is stuck meanwhile
+        except RuntimeError:
+            self.on_loop.append(False)
+        time.sleep({"USD": 0.25, "EUR": 0.2}[currency])
+        return f"{currency}的汇率"
+
+
+def answer_all(answer_all: Callable[..., Any]) -> CheckResult:
+    """Exercise 1: async and blocking tools together, answered in call order."""
     def test() -> str:
-        calls = _calls()
+        tools = _Mixed()
+        calls = [_call("call_A", "get_weather", {"city": "北京"}), _call("call_B", "get_rate", {"currency": "USD"}),
+                 _call("call_C", "get_weather", {"city": "上海"}), _call("call_D", "get_rate", {"currency": "EUR"})]
+        expected = {"call_A": "北京的天气", "call_B": "USD的汇率", "call_C": "上海的天气", "call_D": "EUR的汇率"}
         start = time.perf_counter()
-        answers = solved(_finish(answer_concurrently(calls, _run_async)))
+        answers = solved(_finish(answer_all(calls, {"get_weather": tools.get_weather, "get_rate": tools.get_rate})))
         elapsed = time.perf_counter() - start
-        assert isinstance(answers, list), f"return a list of tool messages, not {type(answers).__name__}"
-        assert len(answers) == 3, f"three calls need three answers, got {len(answers)}"
-        ids = [a.get("tool_call_id") for a in answers]
-        assert ids == list(DELAYS), f"answers must follow the calls' order (call_A, call_B, call_C), got {ids}"
-        assert all(a.get("role") == "tool" for a in answers), 'every answer needs role "tool"'
-        for answer, call in zip(answers, calls):
-            assert answer.get("content") == _result(call), (
-                f"{call.id} asked about {_result(call)[:2]} but its answer says {answer.get('content')!r}: "
-                "results were paired with the wrong calls")
-        _check_time(elapsed, "start them all at once with asyncio.gather")
-        return f"three calls in {SLOWEST} s instead of {SUM} s, each answer under its own id, in call order"
-    return run_check(1, test, "asyncio.gather(...) runs coroutines together and returns their results in the order you "
-                              "passed them in")
+        _check_messages(answers, calls, expected)
+        assert not any(tools.on_loop), (
+            "a blocking tool ran on the event loop's own thread, so nothing else could run while it slept: run "
+            "blocking functions in a thread (await asyncio.to_thread(function, **arguments))")
+        assert elapsed < _Mixed.SLOWEST + 0.1, (
+            f"the four calls took {elapsed:.2f} s; the slowest alone takes {_Mixed.SLOWEST} s: start them all "
+            "before waiting for any (asyncio.gather)")
+        return f"two async and two blocking calls in {elapsed:.2f} s, each answer under its own id, in call order"
+    return run_check(1, test, "Two kinds of functions: one you can await, one that blocks. Where should the "
+                              "blocking kind run?", recipe=hint.recipes[1])
 
 
-def run_in_threads(run_in_threads: Callable[..., Any]) -> CheckResult:
-    """Exercise 2: a thread pool returning (id, result) pairs in call order."""
+# ----------------------------------------------------------------------------- exercise 2
+
+# call id -> (city, seconds): made in this order, finished in another (上海, 广州, 北京)
+DELAYS = {"call_A": ("北京", 0.2), "call_B": ("上海", 0.05), "call_C": ("广州", 0.1)}
+SLOWEST = 0.2
+
+
+def _weather_calls() -> list[ChatCompletionMessageToolCall]:
+    return [_call(call_id, "get_weather", {"city": city}) for call_id, (city, _) in DELAYS.items()]
+
+
+def _run_blocking(call: Any) -> str:
+    time.sleep(DELAYS[call.id][1])
+    return f"{json.loads(call.function.arguments)['city']}的天气"
+
+
+def run_with_progress(run_with_progress: Callable[..., Any]) -> CheckResult:
+    """Exercise 2: progress reported in finishing order, answers in call order."""
     def test() -> str:
-        calls = _calls()
+        calls, reported, lock = _weather_calls(), [], threading.Lock()
+
+        def on_done(call_id: Any) -> None:
+            with lock:
+                reported.append(call_id)
+
         start = time.perf_counter()
-        pairs = solved(run_in_threads(calls, _run_blocking))
+        answers = solved(run_with_progress(calls, _run_blocking, on_done))
         elapsed = time.perf_counter() - start
-        assert isinstance(pairs, list), f"return a list of (id, result) pairs, not {type(pairs).__name__}"
-        assert all(isinstance(p, tuple) and len(p) == 2 for p in pairs), "each item is a pair: (tool_call.id, result)"
-        assert [p[0] for p in pairs] == list(DELAYS), (
-            f"pairs must follow the calls' order (call_A, call_B, call_C), got {[p[0] for p in pairs]}")
-        for (call_id, result), call in zip(pairs, calls):
-            assert result == _result(call), f"{call_id} is paired with {result!r}, which belongs to another call"
-        _check_time(elapsed, "submit them all to a ThreadPoolExecutor")
-        return f"three blocking calls in {SLOWEST} s instead of {SUM} s, as (id, result) pairs in call order"
-    return run_check(2, test, "let each task return (call.id, function(call)); ThreadPoolExecutor.map returns results "
-                              "in input order")
+        _check_messages(answers, calls, {c.id: f"{DELAYS[c.id][0]}的天气" for c in calls})
+        assert elapsed < SLOWEST + 0.1, (f"the three calls took {elapsed:.2f} s, about the sum of their times: "
+                                         "submit them all to the ThreadPoolExecutor before waiting for any")
+        assert reported, "on_done was never called: call it with each call's id as that call finishes"
+        assert sorted(map(str, reported)) == sorted(DELAYS), (
+            f"call on_done once per call, with the call's id (call.id); it got {reported}")
+        finishing = sorted(DELAYS, key=lambda call_id: DELAYS[call_id][1])
+        assert reported == finishing, (
+            f"on_done got {reported}, but the calls finished in the order {finishing}: report each one as it "
+            "finishes (concurrent.futures.as_completed yields futures in finishing order)")
+        return f"progress in finishing order {reported}, answers in call order, in {elapsed:.2f} s"
+    return run_check(2, test, "Progress follows the finishing order, the answers follow the call order: keep each "
+                              "result with its call.", recipe=hint.recipes[2])
 
 
-def with_timeout(with_timeout: Callable[..., Any]) -> CheckResult:
-    """Exercise 3: a deadline per call, and a message the model can act on when it passes."""
+# ----------------------------------------------------------------------------- exercise 3
+
+def answer_by_deadline(answer_by_deadline: Callable[..., Any]) -> CheckResult:
+    """Exercise 3: one deadline for a reply's calls; late calls answered and cancelled."""
     def test() -> str:
-        [call, *_] = _calls()
+        calls = [_call("call_A", "get_weather", {"city": "北京"}), _call("call_B", "get_weather", {"city": "深圳"}),
+                 _call("call_C", "get_weather", {"city": "上海"})]
+        delays = {"call_A": 0.05, "call_B": 1.0, "call_C": 0.1}  # 深圳's service hangs
+        state = {"cancelled": False, "finished": False}
 
-        async def fast(call: Any) -> str:
-            await asyncio.sleep(0.01)
-            return "北京的天气"
+        async def run(call: Any) -> str:
+            try:
+                await asyncio.sleep(delays[call.id])
+            except asyncio.CancelledError:
+                if call.id == "call_B":
+                    state["cancelled"] = True
+                raise
+            if call.id == "call_B":
+                state["finished"] = True
+            return f"{json.loads(call.function.arguments)['city']}的天气"
 
-        async def hangs(call: Any) -> str:
-            await asyncio.sleep(2)
-            return "too late"
+        async def scenario() -> tuple[Any, float, bool]:
+            start = time.perf_counter()
+            value = answer_by_deadline(calls, run, 0.3)
+            answers = await value if inspect.isawaitable(value) else value
+            elapsed = time.perf_counter() - start
+            await asyncio.sleep(0.05)  # a cancelled task needs a turn of the loop to notice
+            return answers, elapsed, state["cancelled"] or state["finished"]
 
-        result = solved(_finish(with_timeout(call, fast, 0.5)))
-        assert result == "北京的天气", f"a call that finishes in time should return its result, not {result!r}"
-        start = time.perf_counter()
-        message = solved(_finish(with_timeout(call, hangs, 0.3)))
-        elapsed = time.perf_counter() - start
-        assert elapsed < 1.0, f"a 0.3 s limit, but it waited {elapsed:.1f} s: use asyncio.wait_for(run(call), seconds)"
-        assert isinstance(message, str) and message != "too late", "after the limit, return a message instead"
-        assert "get_weather" in message, f"name the tool (call.function.name) in the message: {message!r}"
-        assert "0.3" in message, f"say what the limit was ({0.3} s): {message!r}"
+        answers, elapsed, stopped = run_sync(scenario())
+        solved(answers)
+        assert elapsed < 0.6, (f"a deadline of 0.3 s, but the answers came after {elapsed:.2f} s: wait with a "
+                               "timeout (asyncio.wait(tasks, timeout=seconds)), not for every call")
+        if isinstance(answers, list) and answers and isinstance(answers[0], dict):
+            first = answers[0].get("content")
+            assert first == "北京的天气" or not isinstance(first, str) or "0.3" not in first, (
+                f"call_A finished in 0.05 s, long before the deadline, yet its answer is {first!r}: keep what "
+                "finished in time. One timeout around all the calls together loses every result")
+        _check_messages(answers, calls, {"call_A": "北京的天气", "call_C": "上海的天气"})
+        message = answers[1]["content"]
+        assert message != "深圳的天气", "the hung call can't have a result"
+        assert "get_weather" in message, f"name the tool (call.function.name) in the late call's message: {message!r}"
+        assert "0.3" in message, f"say what the limit was (0.3 s): {message!r}"
         assert len(message) >= 40, f"{message!r} is too short to tell the model what to do next"
-        return f"the model reads: {message}"
-    return run_check(3, test, "asyncio.wait_for(run(call), seconds) raises asyncio.TimeoutError when the time is up; "
-                              "catch it and return a sentence with the tool's name, the limit and what to do")
+        assert stopped, ("the late call was still running after you answered: asyncio.wait returns what is still "
+                         "pending and leaves it running. Cancel each pending task (task.cancel())")
+        return f"two results in time, the hung call stopped at 0.3 s; the model reads: {message}"
+    return run_check(3, test, "Start every call as a task, wait with a timeout, then look at what did not finish.",
+                     recipe=hint.recipes[3])
 
 
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
-    1: (
-        "asyncio.gather(...) runs coroutines together and returns their results in the order you passed them "
-        "in"),
-    2: (
-        "let each task return (call.id, function(call)); ThreadPoolExecutor.map returns results in input "
-        "order"),
-    3: (
-        "asyncio.wait_for(run(call), seconds) raises asyncio.TimeoutError when the time is up; catch it and "
-        "return a sentence with the tool's name, the limit and what to do"),
+    1: ("Write `async def run(call)`: look up functions[call.function.name] and json.loads the arguments; if "
+        "inspect.iscoroutinefunction(function), return await function(**arguments), else return await "
+        "asyncio.to_thread(function, **arguments). Then results = await asyncio.gather(*(run(c) for c in calls)) "
+        "and zip calls with results into {\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": result}."),
+    2: ("with ThreadPoolExecutor(max_workers=len(calls)) as pool: futures = {pool.submit(function, call): call for "
+        "call in calls}; then for future in as_completed(futures): call = futures[future]; keep "
+        "results[call.id] = future.result(); on_done(call.id). Finally build the tool messages by looping over "
+        "calls (call order), taking results[call.id]."),
+    3: ("tasks = [asyncio.ensure_future(run(call)) for call in calls]; done, late = await asyncio.wait(tasks, "
+        "timeout=seconds); task.cancel() for each task in late. Then for call, task in zip(calls, tasks): "
+        "task.result() if task in done, else a sentence like f\"{call.function.name} did not answer within "
+        "{seconds:g} s and was stopped; answer with the other results\"."),
 })

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import json
 import traceback
 from typing import Literal
@@ -111,7 +112,15 @@ def with_broken_call_key():
     return namespace["run_or_refuse"]
 
 
-async def answer_concurrently(calls, run, gather=True, completion_order=False):
+# -- lesson 07 -----------------------------------------------------------------------------------
+
+async def answer_all(calls, functions, gather=True, completion_order=False, threads=True):
+    async def run(call):
+        function, arguments = functions[call.function.name], json.loads(call.function.arguments)
+        if inspect.iscoroutinefunction(function):
+            return await function(**arguments)
+        return await asyncio.to_thread(function, **arguments) if threads else function(**arguments)
+
     if completion_order:
         results = [await done for done in asyncio.as_completed([run(c) for c in calls])]
     elif gather:
@@ -121,21 +130,92 @@ async def answer_concurrently(calls, run, gather=True, completion_order=False):
     return [{"role": "tool", "tool_call_id": c.id, "content": r} for c, r in zip(calls, results)]
 
 
-def run_in_threads(calls, function, completion_order=False):
+async def answer_all_in_threads(calls, functions):
+    """Every function handed to a thread, async ones too: their coroutines are never awaited."""
+    results = await asyncio.gather(*(asyncio.to_thread(functions[c.function.name], **json.loads(c.function.arguments))
+                                     for c in calls))
+    return [{"role": "tool", "tool_call_id": c.id, "content": r} for c, r in zip(calls, results)]
+
+
+def run_with_progress(calls, function, on_done, how="as_completed"):
+    results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
-        if not completion_order:
-            return list(pool.map(lambda c: (c.id, function(c)), calls))
-        futures = [pool.submit(function, c) for c in calls]
-        return [(c.id, f.result()) for c, f in zip(calls, concurrent.futures.as_completed(futures))]
+        if how == "map":  # results in call order, progress reported afterwards, in call order
+            for call, result in zip(calls, pool.map(function, calls)):
+                results[call.id] = result
+                on_done(call.id)
+        elif how == "zip":  # finishing order zipped with call order: cross-wired
+            futures = [pool.submit(function, call) for call in calls]
+            for call, future in zip(calls, concurrent.futures.as_completed(futures)):
+                results[call.id] = future.result()
+                on_done(call.id)
+        else:
+            futures = {pool.submit(function, call): call for call in calls}
+            for future in concurrent.futures.as_completed(futures):
+                call = futures[future]
+                results[call.id] = future.result()
+                if how == "as_completed":
+                    on_done(call.id)
+                elif how == "result":
+                    on_done(results[call.id])
+    return [{"role": "tool", "tool_call_id": call.id, "content": results[call.id]} for call in calls]
 
 
-async def with_timeout(call, run, seconds, message=None):
+def run_with_progress_sequential(calls, function, on_done):
+    answers = []
+    for call in calls:
+        answers.append({"role": "tool", "tool_call_id": call.id, "content": function(call)})
+        on_done(call.id)
+    return answers
+
+
+async def answer_by_deadline(calls, run, seconds, cancel=True, message=None, drop_late=False):
+    tasks = [asyncio.ensure_future(run(call)) for call in calls]
+    done, late = await asyncio.wait(tasks, timeout=seconds)
+    if cancel:
+        for task in late:
+            task.cancel()
+    answers = []
+    for call, task in zip(calls, tasks):
+        if task in done:
+            content = task.result()
+        elif drop_late:
+            continue
+        else:
+            content = message if message is not None else json.dumps({"status": "error", "error": (
+                f"{call.function.name} did not answer within {seconds:g} s and was stopped. "
+                "Answer with the other results, and tell the user this one is unavailable.")})
+        answers.append({"role": "tool", "tool_call_id": call.id, "content": content})
+    return answers
+
+
+async def deadline_per_call(calls, run, seconds):
+    """asyncio.wait_for on each call, all at once: also right."""
+    async def one(call):
+        try:
+            return await asyncio.wait_for(run(call), seconds)
+        except asyncio.TimeoutError:
+            return f"{call.function.name} did not answer within {seconds:g} s and was stopped; answer without it."
+    results = await asyncio.gather(*(one(c) for c in calls))
+    return [{"role": "tool", "tool_call_id": c.id, "content": r} for c, r in zip(calls, results)]
+
+
+async def deadline_for_all(calls, run, seconds):
+    """wait_for around the whole gather: one late call loses every result."""
     try:
-        return await asyncio.wait_for(run(call), seconds)
+        results = await asyncio.wait_for(asyncio.gather(*(run(c) for c in calls)), seconds)
     except asyncio.TimeoutError:
-        return message if message is not None else (
-            f"{call.function.name} did not answer within {seconds:g} s. Try again later or tell the user.")
+        results = [f"{c.function.name} did not answer within {seconds:g} s; tell the user it is unavailable."
+                   for c in calls]
+    return [{"role": "tool", "tool_call_id": c.id, "content": r} for c, r in zip(calls, results)]
 
+
+async def no_deadline(calls, run, seconds):
+    results = await asyncio.gather(*(run(c) for c in calls))
+    return [{"role": "tool", "tool_call_id": c.id, "content": r} for c, r in zip(calls, results)]
+
+
+# -- lesson 08 -----------------------------------------------------------------------------------
 
 def format_error(exc, call, redacted=True, flag=True):
     text = str(exc) if isinstance(exc, ToolError) else f"{call.name} failed: {type(exc).__name__}: {exc}"
@@ -226,18 +306,26 @@ CASES = {
         [lambda u, i, o: f"¥{(u.prompt_tokens * i + u.completion_tokens * o) / 1e6:.4f}"],   # text, not a number
         [lambda u, i, o: round((u.prompt_tokens * i + u.completion_tokens * o) / 1e6, 2)],  # rounded away
     ]),
-    "answer_concurrently": (lesson07.answer_concurrently, [answer_concurrently], [stub], [
-        [lambda calls, run: answer_concurrently(calls, run, gather=False)],
-        [lambda calls, run: answer_concurrently(calls, run, completion_order=True)],
+    # lesson 07
+    "answer_all": (lesson07.answer_all, [answer_all], [stub], [
+        [lambda calls, functions: answer_all(calls, functions, gather=False)],             # one after another
+        [lambda calls, functions: answer_all(calls, functions, completion_order=True)],    # cross-wired
+        [lambda calls, functions: answer_all(calls, functions, threads=False)],            # blocks the loop
+        [answer_all_in_threads],                                                           # coroutines unawaited
     ]),
-    "run_in_threads": (lesson07.run_in_threads, [run_in_threads], [stub], [
-        [lambda calls, function: [(c.id, function(c)) for c in calls]],
-        [lambda calls, function: run_in_threads(calls, function, completion_order=True)],
+    "run_with_progress": (lesson07.run_with_progress, [run_with_progress], [stub], [
+        [lambda calls, function, on_done: run_with_progress(calls, function, on_done, how="map")],
+        [lambda calls, function, on_done: run_with_progress(calls, function, on_done, how="zip")],
+        [lambda calls, function, on_done: run_with_progress(calls, function, on_done, how="result")],
+        [lambda calls, function, on_done: run_with_progress(calls, function, on_done, how="never")],
+        [run_with_progress_sequential],
     ]),
-    "with_timeout": (lesson07.with_timeout, [with_timeout], [stub], [
-        [lambda call, run, seconds: run(call)],                                      # no deadline
-        [lambda call, run, seconds: with_timeout(call, run, seconds, message=str(asyncio.TimeoutError()))],
-        [lambda call, run, seconds: with_timeout(call, run, seconds, message="timeout")],
+    "answer_by_deadline": (lesson07.answer_by_deadline, [answer_by_deadline], [stub], [
+        [lambda calls, run, seconds: answer_by_deadline(calls, run, seconds, cancel=False)],   # late task runs on
+        [lambda calls, run, seconds: answer_by_deadline(calls, run, seconds, message="TimeoutError()")],
+        [lambda calls, run, seconds: answer_by_deadline(calls, run, seconds, drop_late=True)],  # a call unanswered
+        [deadline_for_all],
+        [no_deadline],
     ]),
     "format_error": (lesson08.format_error, [format_error], [stub], [
         [lambda exc, call: format_error(exc, call, redacted=False)],
@@ -259,3 +347,37 @@ CASES = {
 
 test_checker_passes_the_solution, test_checker_says_not_solved_to_the_stub, \
     test_checker_catches_a_wrong_answer_without_raising = checker_tests(CASES)
+
+
+# -- the wrong answers the issue named, and right answers written another way ---------------------
+
+def test_a_call_key_that_gives_broken_json_no_key_is_told_so():
+    result = lesson06b.call_key(key_or(lambda name, arguments: None))
+    assert result.status == "wrong" and "not valid JSON" in result.message, result.message
+
+
+def test_a_deadline_that_leaves_the_late_call_running_is_told_to_cancel_it():
+    result = lesson07.answer_by_deadline(lambda calls, run, seconds: answer_by_deadline(calls, run, seconds, cancel=False))
+    assert result.status == "wrong" and "task.cancel()" in result.message, result.message
+
+
+def test_a_deadline_per_call_is_right_too():
+    assert lesson07.answer_by_deadline(deadline_per_call).passed
+
+
+def test_progress_reported_from_the_worker_threads_is_right_too():
+    def reporting_in_workers(calls, function, on_done):
+        def run(call):
+            result = function(call)
+            on_done(call.id)
+            return call.id, result
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(calls)) as pool:
+            results = dict(pool.map(run, calls))
+        return [{"role": "tool", "tool_call_id": c.id, "content": results[c.id]} for c in calls]
+    assert lesson07.run_with_progress(reporting_in_workers).passed
+
+
+def test_a_description_that_rules_out_a_second_call_is_not_mistaken_for_doubt():
+    assert lesson06.doubt_in("查询一种外币兑人民币的当前汇率，查一次即可作答，无需再次查询确认") is None
+    assert lesson06.doubt_in("Current exchange rate in yuan; one call is final, do not call again.") is None
+    assert lesson06.doubt_in(lesson06.STUB_DESCRIPTION) is not None
