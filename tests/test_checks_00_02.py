@@ -137,6 +137,10 @@ def ask_with_tools(question, tools=TOOLS, functions=FUNCTIONS):
 
 
 # -- lesson 02 ----------------------------------------------------------------------------------
+# The checks of exercises 2 and 3 watch the `client` of the module the learner's function lives in (here, this one).
+
+client, model = connect()
+
 
 def answer_all(message):
     return [{"role": "tool", "tool_call_id": c.id,
@@ -144,16 +148,64 @@ def answer_all(message):
             for c in message.tool_calls]
 
 
-def round_trips(question, parallel):
-    client, model = connect()
-    messages = [{"role": "user", "content": question}]
-    for n in range(1, 11):
-        message = client.chat.completions.create(model=model, messages=messages, tools=TOOLS,
-                                                 parallel_tool_calls=parallel).choices[0].message
-        if not message.tool_calls:
-            return n
-        messages += [message, *answer_all(message)]
-    return 10
+def answer_raw(message):  # contents not turned into text
+    return [{"role": "tool", "tool_call_id": c.id, "content": FUNCTIONS[c.function.name](**json.loads(c.function.arguments))
+             if c.function.name in FUNCTIONS else {"error": c.function.name}} for c in message.tool_calls]
+
+
+def answer_unguarded(message):
+    return [{"role": "tool", "tool_call_id": c.id, "content": str(FUNCTIONS[c.function.name](**json.loads(c.function.arguments)))}
+            for c in message.tool_calls]
+
+
+def answer_known_only(message):  # skips the call it can't run
+    return [a for a, c in zip(answer_all(message), message.tool_calls) if c.function.name in FUNCTIONS]
+
+
+def answer_vague_error(message):
+    return [{**a, "content": json.dumps({"error": "unknown tool"})} if c.function.name not in FUNCTIONS else a
+            for a, c in zip(answer_all(message), message.tool_calls)]
+
+
+FORCED = {"type": "function", "function": {"name": "route_ticket"}}
+
+
+def routing(tools=None, tool_choice=FORCED, pick=lambda arguments: arguments["team"]):
+    """A route() that sends `tools` (default: all of them) with `tool_choice`, and returns pick(arguments)."""
+    def route(text):
+        request = {"model": model, "messages": [{"role": "user", "content": text}],
+                   "tools": tools if tools is not None else [*TOOLS, lesson02.ROUTE_TOOL]}
+        if tool_choice is not None:
+            request["tool_choice"] = tool_choice
+        call = client.chat.completions.create(**request).choices[0].message.tool_calls[0]
+        return pick(json.loads(call.function.arguments))
+    return route
+
+
+def route_without_tools(text):
+    return client.chat.completions.create(model=model, messages=[{"role": "user", "content": text}],
+                                          tool_choice=FORCED).choices[0].message.content
+
+
+def counting(answer=answer_all, cap=10, returns=lambda n: n, after_cap=lambda cap: cap, tools_after_first=True):
+    """A round_trips() built from parts, so that each wrong answer changes one thing."""
+    def round_trips(question, parallel):
+        messages = [{"role": "user", "content": question}]
+        n = 0
+        while cap is None or n < cap:
+            n += 1
+            request = {"model": model, "messages": messages, "parallel_tool_calls": parallel}
+            if n == 1 or tools_after_first:
+                request["tools"] = TOOLS
+            message = client.chat.completions.create(**request).choices[0].message
+            if not message.tool_calls:
+                return returns(n)
+            messages += [message, *answer(message)]
+        return after_cap(cap)
+    return round_trips
+
+
+round_trips = counting()
 
 
 CASES = {
@@ -213,14 +265,33 @@ CASES = {
         [lambda m: answer_all(m)[::-1]],                              # wrong order
         [lambda m: answer_all(m)[:1]],                                # only the first call
         [lambda m: [{**a, "tool_call_id": "call_1"} for a in answer_all(m)]],
+        [answer_raw],                                                 # a number as content
+        [answer_unguarded],                                           # the unknown tool raises
+        [answer_known_only],
+        [answer_vague_error],
+        [lambda m: answer_all(m)[-1]],                                # one message, not a list
     ]),
-    "force_tool": (lesson02.force_tool, [lambda name: {"type": "function", "function": {"name": name}}], [stub], [
-        [lambda name: "required"],
-        [lambda name: {"type": "function", "name": name}],
+    "route": (lesson02.route, [routing()], [stub], [
+        [routing(tool_choice="required")],
+        [routing(tool_choice="auto", pick=lambda arguments: arguments.get("team"))],
+        [routing(tool_choice=None, pick=lambda arguments: arguments.get("team"))],
+        [routing(tools=[lesson02.ROUTE_TOOL], tool_choice="required")],   # only the router on offer
+        [routing(pick=lambda arguments: arguments)],                       # all the arguments
+        [routing(pick=lambda arguments: json.dumps(arguments))],
+        [routing(pick=lambda arguments: "route_ticket")],
+        [routing(tool_choice={"type": "function", "name": "route_ticket"})],  # the Responses API's form
+        [route_without_tools],
     ]),
-    "round_trips": (lesson02.round_trips, [round_trips], [stub], [
-        [lambda q, parallel: 2],
-        [lambda q, parallel: round_trips(q, not parallel)],
+    "round_trips": (lesson02.round_trips, [round_trips, answer_all], [stub, stub], [
+        [lambda q, parallel: 2, answer_all],
+        [lambda q, parallel: round_trips(q, not parallel), answer_all],
+        [counting(cap=None), answer_all],                             # no cap: runs as long as the model wants
+        [counting(after_cap=lambda cap: None), answer_all],           # capped, but returns nothing then
+        [counting(returns=lambda n: n - 1), answer_all],              # the last request not counted
+        [counting(cap=5), answer_all],
+        [counting(tools_after_first=False), answer_all],
+        [counting(answer=lambda m: answer_all(m)[:1]), lambda m: answer_all(m)[:1]],  # Exercise 1 wrong
+        [counting(answer=stub), stub],                                # Exercise 1 not solved
     ]),
 }
 
@@ -242,3 +313,18 @@ def test_lesson_01_writes_out_what_course_examples_ships():
                 if node.targets[0].id in ("WEATHER", "tools"):
                     written[node.targets[0].id] = ast.literal_eval(node.value)
     assert written == {"WEATHER": examples.WEATHER, "tools": examples.TOOLS}
+
+
+def test_a_wrong_exercise_1_is_named_as_the_cause_of_exercise_3_failing():
+    only_first = lambda m: answer_all(m)[:1]  # noqa: E731
+    for answer in (only_first, stub):
+        result = lesson02.round_trips(counting(answer=answer), answer)
+        assert result.status == "wrong" and "Exercise 1" in result.message, result.message
+
+
+def test_lesson_02_shows_the_route_tool_the_check_uses():
+    notebook = Path(__file__).resolve().parent.parent / "solutions" / "02_openai_sdk.ipynb"
+    shown = [ast.literal_eval(node.value) for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+             if cell["cell_type"] == "code" for node in ast.parse("".join(cell["source"])).body
+             if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "ROUTE_TOOL"]
+    assert shown == [lesson02.ROUTE_TOOL]
