@@ -192,8 +192,57 @@ def _enum_lost(schema):
     return out
 
 
+# -- lesson 04 ----------------------------------------------------------------------------------
+
 def _chinese(text):
     return parse_number(text) if text and set(text) <= set("零一二两三四五六七八九十百千万点负") else None
+
+
+def _chinese_guessing(text):
+    """Drops what it doesn't know: 一些 (some) becomes 1."""
+    kept = "".join(ch for ch in text if ch in "零一二两三四五六七八九十百千万点负")
+    return _chinese(kept) if kept else None
+
+
+def _chinese_wan_added(text):
+    """万 added instead of multiplied."""
+    if "万" in text:
+        before, _, after = text.partition("万")
+        return (_chinese(before) or 0) + 10_000 + (_chinese(after) or 0)
+    return _chinese(text)
+
+
+ENGLISH_WORDS = set("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+                    "hundred thousand million and minus negative point".split())
+
+
+def _english(text):
+    words = text.lower().replace("-", " ").split()
+    return parse_number(text) if words and set(words) <= ENGLISH_WORDS else None
+
+
+def _english_case_sensitive(text):
+    return _english(text) if text == text.lower() else None
+
+
+def _english_and_adds(text):
+    """'and' read as plus: 'one hundred and five' is fine, but 'three thousand and twelve' is not a sum here."""
+    if " and " in text:
+        left, _, right = text.partition(" and ")
+        return (_english(left) or 0) + (_english(right) or 0) if "thousand" not in left else 3000
+    return _english(text)
+
+
+def _english_zero_for_unknown(text):
+    value = _english(text)
+    return 0 if value is None else value
+
+
+def _english_flat_scales(text):
+    """Every scale multiplies the whole total so far: 'two million three hundred thousand' goes wrong."""
+    value = _english(text)
+    return 2_000_300_000 if text == "two million three hundred thousand" else value
 
 
 def _explain(error, tool_name):
@@ -216,6 +265,37 @@ def _coerce(arguments, schema):
 def _coerce_in_place(arguments, schema):
     arguments.update(_coerce(arguments, schema))
     return arguments
+
+
+def _coerce_rounding(arguments, schema):
+    """'3.5' in an integer slot rounded to 4: a guess about what the user meant."""
+    out = _coerce(arguments, schema)
+    for name, value in arguments.items():
+        kind = schema.get("properties", {}).get(name, {}).get("type")
+        if kind == "integer" and isinstance(value, str) and (n := parse_number(value)) is not None:
+            out[name] = round(n)
+    return out
+
+
+def _coerce_float_for_integer(arguments, schema):
+    """'3.5' made 3.5 in an integer slot: the error moves into the tool."""
+    out = _coerce(arguments, schema)
+    for name, value in arguments.items():
+        if isinstance(value, str) and (n := parse_number(value)) is not None and name in schema.get("properties", {}):
+            if schema["properties"][name].get("type") in ("integer", "number"):
+                out[name] = n
+    return out
+
+
+def _coerce_undeclared_too(arguments, schema):
+    out = _coerce(arguments, schema)
+    for name, value in arguments.items():
+        if name not in schema.get("properties", {}) and isinstance(value, str) and parse_number(value) is not None:
+            out[name] = parse_number(value)
+    return out
+
+
+# -- lesson 05 ----------------------------------------------------------------------------------
 
 
 def _unknown(name, available):
@@ -289,16 +369,32 @@ CASES = {
         [lambda text: 102 if text == "十二" else _chinese(text)],                     # 十二 read as 一百零二
         [lambda text: abs(v) if isinstance(v := _chinese(text), (int, float)) else v],  # sign lost
         [lambda text: int(v) if isinstance(v := _chinese(text), float) else v],         # decimals lost
+        [_chinese_guessing],                                                            # 一些 → 1
+        [_chinese_wan_added],                                                           # 万 added, not multiplied
+        [lambda text: str(v) if (v := _chinese(text)) is not None else None],           # "123", a string
+    ]),
+    "parse_english_number": (lesson04.parse_english_number, [_english], [stub], [
+        [_english_case_sensitive],                   # "Forty-Two" not understood
+        [_english_and_adds],                         # "and" read as a sum
+        [_english_zero_for_unknown],                 # "a few" → 0
+        [_english_flat_scales],                      # scales multiply the whole total
+        [lambda text: int(v) if isinstance(v := _english(text), float) else v],         # decimals lost
+        [lambda text: abs(v) if isinstance(v := _english(text), (int, float)) else v],  # sign lost
     ]),
     "explain_errors": (lesson04.explain_errors, [_explain], [stub], [
-        [lambda error, name: f"Invalid arguments, call {name} again."],
-        [lambda error, name: "\n".join(str(p["loc"]) for p in error.errors())],
-        [lambda error, name: str(error)],
+        [lambda error, name: f"Invalid arguments, call {name} again."],                 # no field, no value
+        [lambda error, name: "\n".join(str(p["loc"]) for p in error.errors())],         # fields only
+        [lambda error, name: str(error)],                                               # pydantic's own text
+        [lambda error, name: {"error": _explain(error, name)}],                         # a dict, not text
+        [lambda error, name: _explain(error, name).rsplit("\n", 1)[0]],                 # no instruction at the end
     ]),
     "coerce_numbers": (lesson04.coerce_numbers, [_coerce], [stub], [
         [_coerce_in_place],
         [lambda args, schema: {k: parse_number(v) if isinstance(v, str) and parse_number(v) is not None else v
                                for k, v in args.items()}],                              # ignores the schema
+        [_coerce_rounding],                          # '3.5' → 4 in an integer slot
+        [_coerce_float_for_integer],                 # '3.5' → 3.5 in an integer slot
+        [_coerce_undeclared_too],                    # 'extra' coerced though the schema doesn't declare it
     ]),
     "unknown_tool_error": (lesson05.unknown_tool_error, [_unknown], [stub], [
         [lambda name, available: f"Unknown tool {name}"],
