@@ -159,7 +159,7 @@ def _api_message(error: openai.APIStatusError) -> str:
     """The `message` of an API error body, whichever way the SDK hands it over."""
     body = error.body if isinstance(error.body, dict) else {}
     inner = body.get("error") if isinstance(body.get("error"), dict) else body
-    return str(inner.get("message") or error)
+    return str(inner.get("message") or error).rstrip(".")
 
 
 def subtract_tool(subtract: Callable[[float, float], float], tool: Any,
