@@ -35,10 +35,11 @@ def _check_messages(answers: Any, calls: list[Any], expected: dict[str, str]) ->
     ids = [a.get("tool_call_id") for a in answers]
     assert ids == [c.id for c in calls], f"answers must follow the calls' order ({[c.id for c in calls]}), got {ids}"
     assert all(a.get("role") == "tool" for a in answers), 'every answer needs role "tool"'
+    for answer in answers:
+        if inspect.iscoroutine(answer.get("content")):
+            answer["content"].close()  # never awaited: closed, so that Python doesn't warn about it later
     for answer, call in zip(answers, calls):
         content = answer.get("content")
-        if inspect.iscoroutine(content):
-            content.close()  # never awaited: close it, so Python doesn't warn about it later
         assert isinstance(content, str), (
             f"{call.id}'s content is a {type(content).__name__}, not text (a coroutine is a call never awaited)")
         if call.id in expected:

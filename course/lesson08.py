@@ -9,7 +9,7 @@ import openai
 
 from mini_framework import Executor, ToolCall, ToolError, tool
 
-from .checking import CheckResult, Hints, NotSolved, run_check, solved
+from .checking import CheckResult, Hints, NotSolved, expect_json_object, expect_tool, run_check, solved
 from .examples import WEATHER
 
 KEY = "demo-key-1234"
@@ -32,54 +32,67 @@ def lookup(city: str) -> str:
 @tool
 def guarded(city: str) -> str:
     """A tool that knows what went wrong."""
-    raise ToolError(f"天气服务暂时查不到{city}，请尝试查询其他城市（支持：{'、'.join(WEATHER)}）")
+    raise ToolError(f"没有{city}的天气数据，目前能查：{'、'.join(WEATHER)}。请换一个城市，或告诉用户暂时查不到。")
+
+
+def _raised(name: str) -> Exception:
+    """The exception the tool called `name` raises (run here without the executor)."""
+    try:
+        {"forecast": forecast, "lookup": lookup, "guarded": guarded}[name]("深圳")
+    except Exception as exc:
+        return exc
+    raise AssertionError(f"{name} did not raise")
 
 
 def format_error(format_error: Callable[[BaseException, ToolCall], str]) -> CheckResult:
     """Exercise 1: an error envelope with a retryable flag, safe to show a model."""
     def test() -> str:
-        solved(format_error(KeyError("city"), ToolCall("call_0", "lookup", "{}")))
+        expect_json_object(format_error(KeyError("city"), ToolCall("call_0", "lookup", "{}")), "format_error's result")
         executor = Executor([forecast, lookup, guarded], format_error=format_error)
         calls = [ToolCall(f"call_{name}", name, '{"city": "深圳"}') for name in ("forecast", "lookup", "guarded")]
         envelopes = {}
-        for result in executor.run_sync(calls):
-            name = result.call.name
+        for call in calls:  # the learner's function on its own first, so that an error points at their line
             try:
-                envelopes[name] = json.loads(result.content)
-            except ValueError:
-                raise AssertionError(f"return JSON text (json.dumps), got {result.content[:80]!r}") from None
-            envelope = envelopes[name]
-            assert isinstance(envelope, dict) and envelope.get("status") == "error", (
-                f'the envelope needs "status": "error": {envelope}')
+                raise _raised(call.name)
+            except Exception as exc:
+                text = format_error(exc, call)
+            envelope = envelopes[call.name] = expect_json_object(text, f"format_error's result for {call.name}")
+            assert envelope.get("status") == "error", f'the envelope needs "status": "error": {envelope}'
             assert isinstance(envelope.get("error"), str) and envelope["error"], \
                 f'give it an "error" message: {envelope}'
-            assert "Traceback" not in result.content, "no traceback: that goes to the log"
+            assert "Traceback" not in text, "no traceback in what the model reads: that goes to your log"
             assert isinstance(envelope.get("retryable"), bool), f'"retryable" must be true or false: {envelope}'
-        assert KEY not in envelopes["forecast"]["error"], \
-            f"the API key leaked: {envelopes['forecast']['error']!r}; use redact()"
-        assert "/srv/app" not in envelopes["forecast"]["error"], "a source path leaked; use redact()"
-        assert "ConnectionError" in envelopes["forecast"]["error"], "name the exception's type"
+        for result in executor.run_sync(calls):  # and as the executor uses it
+            assert json.loads(result.content).get("status") == "error", f"the executor sent {result.content[:80]!r}"
+        assert KEY not in envelopes["forecast"]["error"], (
+            f"the API key leaked into what the model reads (and may repeat to a user): "
+            f"{envelopes['forecast']['error']!r}. Pass the text through redact(), which takes keys and paths out")
+        assert "/srv/app" not in envelopes["forecast"]["error"], (
+            "a source path leaked (it tells a reader how your server is laid out): pass the text through redact()")
+        assert "ConnectionError" in envelopes["forecast"]["error"], (
+            f"name the exception's type (type(exc).__name__, here ConnectionError), so the model knows what kind "
+            f"of failure it was: {envelopes['forecast']['error']!r}")
         assert "lookup" in envelopes["lookup"]["error"] and "KeyError" in envelopes["lookup"]["error"], (
             f"name the tool and the exception's type: {envelopes['lookup']['error']!r}")
-        expected = str(ToolError(f"天气服务暂时查不到深圳，请尝试查询其他城市（支持：{'、'.join(WEATHER)}）"))
+        expected = str(_raised("guarded"))
         assert envelopes["guarded"]["error"] == expected, (
             f"a ToolError's text goes to the model unchanged, got {envelopes['guarded']['error']!r}")
         flags = {name: e["retryable"] for name, e in envelopes.items()}
         assert flags == {"forecast": True, "lookup": False, "guarded": False}, (
             f"retryable should be true only for the ConnectionError: {flags}")
         return f"the model reads: {json.dumps(envelopes['forecast'], ensure_ascii=False)}"
-    return run_check(1, test, "a ToolError's text as is; for anything else a sentence with call.name and "
-                              "type(exc).__name__, through redact(); json.dumps(..., ensure_ascii=False)")
+    return run_check(1, test, "Three fields; what goes in the message depends on the kind of exception.",
+                     recipe=hint.recipes[1])
 
 
 def find_order(find_order: Any) -> CheckResult:
     """Exercise 2: ToolError with a message that says what to do next."""
     def test() -> str:
-        solved(find_order)
-        found = find_order("202405220012")
+        order_tool = expect_tool(find_order, "find_order")
+        found = order_tool("202405220012")
         assert isinstance(found, dict) and found.get("order_id") == "202405220012", (
             f"an existing order should come back as shop.get_order_detail returns it, got {found!r}")
-        executor = Executor([find_order])
+        executor = Executor([order_tool])
         [result] = executor.run_sync([ToolCall("call_1", "find_order", '{"order_id": "202405990000"}')])
         if result.ok and isinstance(result.value, dict) and "error" in result.value:
             raise NotSolved  # still the stub: the error dict is returned, not raised
@@ -90,8 +103,8 @@ def find_order(find_order: Any) -> CheckResult:
         assert "12" in message, f"say what a valid order id looks like (12 digits): {message!r}"
         assert "get_orders" in message, f"tell the model which tool lists a user's orders (get_orders): {message!r}"
         return f"the model reads: {message}"
-    return run_check(2, test, "when shop.get_order_detail returns an 'error', raise ToolError(...) with the id, "
-                              "what an order id looks like and the name get_orders")
+    return run_check(2, test, "A missing order is a failure you saw coming: which exception carries your own words?",
+                     recipe=hint.recipes[2])
 
 
 def _seconds(timeout: Any) -> float:
@@ -119,16 +132,18 @@ def resilient_connection(resilient_connection: Callable[[], Any]) -> CheckResult
         except openai.APIStatusError as error:
             raise AssertionError(f"the request failed with {type(error).__name__} ({error.status_code})") from None
         return f"a 429 and a 500 absorbed with max_retries={client.max_retries}, each attempt limited to {seconds:g} s"
-    return run_check(3, test, "connect() passes max_retries= and timeout= on to the OpenAI client")
+    return run_check(3, test, "Two numbers decide this: how many times to try again, how long one try may take.",
+                     recipe=hint.recipes[3])
 
 
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
-    1: (
-        "a ToolError's text as is; for anything else a sentence with call.name and type(exc).__name__, "
-        "through redact(); json.dumps(..., ensure_ascii=False)"),
-    2: (
-        "when shop.get_order_detail returns an 'error', raise ToolError(...) with the id, what an order id "
-        "looks like and the name get_orders"),
-    3: "connect() passes max_retries= and timeout= on to the OpenAI client",
+    1: ("message = str(exc) if isinstance(exc, ToolError), else redact(f\"{call.name} failed: "
+        "{type(exc).__name__}: {exc}\"); return json.dumps({\"status\": \"error\", \"error\": message, "
+        "\"retryable\": isinstance(exc, ConnectionError)}, ensure_ascii=False)."),
+    2: ("order = shop.get_order_detail(order_id); if \"error\" in order: raise ToolError(...) with a sentence "
+        "that repeats order_id, says an order id has 12 digits, and names get_orders as the tool that lists a "
+        "user's orders; else return order."),
+    3: ("return connect(\"practice-flaky\", max_retries=3, timeout=30): practice-flaky fails twice (429, then "
+        "500) before it answers, so at least 2 retries; timeout caps each attempt."),
 })

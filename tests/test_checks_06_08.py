@@ -225,13 +225,13 @@ def format_error(exc, call, redacted=True, flag=True):
     return json.dumps(envelope, ensure_ascii=False)
 
 
-def order_tool(missing):
+def order_tool(missing, decorate=True):
     """find_order, with `missing(order_id)` deciding what happens to an order that doesn't exist."""
     def find_order(order_id: str) -> dict:
-        """查询订单的详细信息"""
+        """读取一个订单的明细"""
         order = SHOP.get_order_detail(order_id)
         return missing(order_id) if "error" in order else order
-    return tool(find_order)
+    return tool(find_order) if decorate else find_order
 
 
 def actionable(order_id):
@@ -244,6 +244,14 @@ def vague(order_id):
 
 def crash(order_id):
     raise KeyError(order_id)
+
+
+def good_words_wrong_exception(order_id):
+    raise ValueError(f"没有找到订单号为 {order_id} 的订单。订单号是12位数字；请先用 get_orders 查询订单列表。")
+
+
+def no_hint(order_id):
+    raise ToolError(f"没有找到订单 {order_id}。")
 
 
 CASES = {
@@ -327,20 +335,30 @@ CASES = {
         [deadline_for_all],
         [no_deadline],
     ]),
+    # lesson 08
     "format_error": (lesson08.format_error, [format_error], [stub], [
         [lambda exc, call: format_error(exc, call, redacted=False)],
         [lambda exc, call: format_error(exc, call, flag=False)],
         [lambda exc, call: "".join(traceback.format_exception(exc))],
         [lambda exc, call: json.dumps({"status": "error", "error": str(exc), "retryable": False})],
+        [lambda exc, call: json.loads(format_error(exc, call))],                     # a dict, not JSON text
+        [lambda exc, call: format_error(exc, call).replace('"retryable": true', '"retryable": "yes"')],
+        [lambda exc, call: json.dumps({"status": "error", "error": redact(f"{call.name}: {exc}"),   # no type named
+                                       "retryable": isinstance(exc, ConnectionError)})],
     ]),
     "find_order": (lesson08.find_order, [order_tool(actionable)], [order_tool(lambda order_id: SHOP.get_order_detail(order_id))], [
         [order_tool(vague)],
         [order_tool(crash)],
+        [order_tool(good_words_wrong_exception)],                                    # not a ToolError
+        [order_tool(no_hint)],                                                       # says nothing of get_orders
+        [order_tool(actionable, decorate=False)],                                    # @tool removed
     ]),
     "resilient_connection": (lesson08.resilient_connection, [lambda: connect("practice-flaky", max_retries=3, timeout=30)], [stub], [
         [lambda: connect("practice-flaky")],
         [lambda: connect("practice-flaky", max_retries=0, timeout=30)],
         [lambda: connect("practice-flaky", max_retries=1, timeout=30)],
+        [lambda: connect("practice-flaky", max_retries=3)],                          # 600 s per attempt
+        [lambda: connect("practice-flaky", max_retries=3, timeout=120)],
     ]),
 }
 
