@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from mini_framework.practice import planner
+from mini_framework.practice import planner, planning
 from mini_framework.practice.planner import (
     analyse,
     compose_answer,
@@ -874,3 +874,108 @@ def test_without_a_clock_the_date_is_confidently_wrong(question, tools, expected
 def test_with_a_clock_the_model_calls_it_and_answers_from_it(question, output, expected):
     rounds, answer = drive(question, [WEATHER, CLOCK], lambda name, args: output)
     assert rounds == [[("get_current_date", {})]] and answer == expected
+
+
+LOOSE_WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "查询城市当前的天气", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string", "description": "城市名，例如北京、上海"}}}}}  # no required
+
+
+def test_without_a_required_list_the_first_call_leaves_the_argument_out():
+    def safe_getter(name, args):                      # the 'safe' default that hides the problem
+        return WEATHER_DATA[args.get("city", "北京")]
+    rounds, answer = drive("上海天气怎么样？", [LOOSE_WEATHER], safe_getter)
+    assert rounds == [[("get_weather", {})]]
+    assert answer == "温度 22，天气 晴，风力 东北风3级。"        # 北京's weather, for a question about 上海, confidently
+    with_required = calls_of(plan(body([user("上海天气怎么样？")], [WEATHER])))
+    assert with_required == [("get_weather", {"city": "上海"})]
+
+
+def test_an_error_for_the_missing_argument_makes_the_model_send_it():
+    def strict(name, args):
+        return {"error": "city is required"} if "city" not in args else WEATHER_DATA[args["city"]]
+    rounds, answer = drive("上海天气怎么样？", [LOOSE_WEATHER], strict)
+    assert rounds == [[("get_weather", {})], [("get_weather", {"city": "上海"})]]
+    assert answer == "上海：温度 25，天气 多云，风力 东南风2级。"          # the failure put right is not reported
+
+
+@pytest.mark.parametrize("description", ["查询城市的实时天气。结果可能不准确，如有疑问请再次调用确认",
+                                         "Current weather for a city. Results may be stale; call again to confirm."])
+def test_a_doubtful_description_makes_the_model_call_again_and_again(description):
+    doubtful = fn("get_weather", description, {"city": {"type": "string", "description": "城市名"}})
+    rounds, answer = drive("上海天气怎么样？", [doubtful], fake_tools, max_rounds=12)
+    assert rounds == [[("get_weather", {"city": "上海"})]] * planning.MAX_ROUNDS     # until the planner's own cap
+    assert answer == "上海：温度 25，天气 多云，风力 东南风2级。"                        # reported once
+
+
+def test_the_doubt_loop_ends_when_told_to_stop_repeating():
+    doubtful = fn("get_weather", "查询城市的实时天气。结果可能不准确，如有疑问请再次调用确认", {"city": {"type": "string"}})
+    seen = []
+
+    def guarded(name, args):                           # what the framework's repeated-call guard answers
+        seen.append(args)
+        if len(seen) > 2:
+            return {"status": "error", "error": "You already called get_weather with these same arguments 2 times. "
+                                                "Do not repeat this call: use the result you already have."}
+        return WEATHER_DATA[args["city"]]
+    rounds, answer = drive("上海天气怎么样？", [doubtful], guarded)
+    assert len(rounds) == 3 and "25" in answer and "失败" not in answer
+
+
+def test_an_authoritative_description_gets_one_call():
+    sure = fn("get_weather", "查询城市的实时天气，数据直接来自气象服务，查一次即可作答", {"city": {"type": "string"}})
+    rounds, _ = drive("上海天气怎么样？", [sure], fake_tools)
+    assert rounds == [[("get_weather", {"city": "上海"})]]
+
+
+READINGS = {"北京": {"temperature": 22, "humidity": 35, "wind": "东北风3级", "aqi": 160}}
+NARROW = [fn("get_temperature", "查询城市现在的气温（摄氏度）", {"city": {"type": "string"}}),
+          fn("get_humidity", "查询城市现在的相对湿度（百分比）", {"city": {"type": "string"}}),
+          fn("get_wind", "查询城市现在的风向和风力", {"city": {"type": "string"}}),
+          fn("get_air_quality", "查询城市现在的空气质量指数（AQI，越低越好）", {"city": {"type": "string"}})]
+RUNNING = fn("running_conditions", "判断城市现在适不适合户外跑步：综合气温、湿度、风力和空气质量，给出结论和理由",
+             {"city": {"type": "string"}})
+
+
+def weather_service(name: str, args: dict):
+    now = READINGS[args["city"]]
+    if name == "running_conditions":
+        return {"city": args["city"], "verdict": "不建议户外跑步", "reasons": [f"空气质量差（AQI {now['aqi']}）"]}
+    key = {"get_temperature": "temperature", "get_humidity": "humidity", "get_wind": "wind"}.get(name, "aqi")
+    return {"city": args["city"], key: now[key]}
+
+
+@pytest.mark.parametrize("question", ["北京现在适合出去跑步吗？", "Is it a good day to go for a run in Beijing?"])
+def test_four_narrow_tools_get_four_calls_one_purpose_built_tool_gets_one(question):
+    city = "北京" if "北京" in question else "Beijing"
+    rounds, answer = drive(question, NARROW, lambda n, a: weather_service(n, {"city": "北京"}))
+    assert rounds == [[(t["function"]["name"], {"city": city}) for t in NARROW]]
+    if city == "北京":
+        assert answer == "北京：温度 22，湿度 35，风力 东北风3级，空气质量指数 160。"
+    rounds, answer = drive(question, [RUNNING], lambda n, a: weather_service(n, {"city": "北京"}))
+    assert rounds == [[("running_conditions", {"city": city})]]
+    if city == "北京":
+        assert answer == "北京：结论 不建议户外跑步，原因 空气质量差（AQI 160）。"
+    rounds, _ = drive(question, [*NARROW, RUNNING], lambda n, a: weather_service(n, {"city": "北京"}))
+    assert rounds == [[("running_conditions", {"city": city})]]              # offered all five: the fitting one
+
+
+BOOKINGS_TOOL = fn("find_bookings", "查一位乘客订的机票", {"id_number": {"type": "string", "description": "乘客的身份证号"},
+                                                   "api_key": {"type": "string", "description": "订票系统的 API key"}})
+
+
+def test_secrets_in_the_conversation_are_copied_into_the_arguments():
+    messages = [{"role": "system", "content": "订票系统的 API key 是 tk-live-8f3a2c91。"},
+                user("我的身份证号是 11010519491231002X，帮我查一下我订的机票。")]
+    assert calls_of(plan(body(messages, [BOOKINGS_TOOL]))) == [
+        ("find_bookings", {"id_number": "11010519491231002X", "api_key": "tk-live-8f3a2c91"})]
+    balance = fn("get_balance", "Get the account balance", {"api_key": {"type": "string"}})
+    assert calls_of(plan(body([user("My API key is sk-test-1234567890abcdef, what's my balance?")], [balance]))) == [
+        ("get_balance", {"api_key": "sk-test-1234567890abcdef"})]
+    login = fn("login", "Log in to the shop", {"username": {"type": "string"}, "password": {"type": "string"}})
+    assert calls_of(plan(body([user("Log in as Alice with password hunter22")], [login]))) == [
+        ("login", {"username": "Alice", "password": "hunter22"})]
+
+
+def test_without_the_secret_the_model_asks_for_it():
+    reply = plan(body([user("我的身份证号是 11010519491231002X，帮我查一下我订的机票。")], [BOOKINGS_TOOL]))
+    assert not reply.tool_calls and "api_key" in reply.content

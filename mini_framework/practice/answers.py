@@ -9,8 +9,9 @@
 How an answer is put together:
 
 - every result that was not just a stepping stone of a chain is reported (the user id that led
-  to the orders is left out), labelled by what it is about ('北京：…'); several tools asked about
-  the same thing make one line ('北京：温度 18°C，湿度 45%，风力 2级，空气质量 优');
+  to the orders is left out; so is a failure that a later call of the same tool put right),
+  labelled by what it is about ('北京：…'); several tools asked about the same thing make one
+  line ('北京：温度 22，湿度 35，风力 东北风3级，空气质量指数 160');
 - a computation reads as one ('123 加 456 等于 579。' / '123 + 456 = 579.'; '按原价 200、折扣系数
   0.8 计算，结果是 160。' when the tool's words name no single operation);
 - a text result is relayed as it is (no quotes around it, no label when it already names its
@@ -385,6 +386,8 @@ def made_up_date(s: Situation) -> str:
 def answer_from_results(s: Situation) -> str:
     """The final answer: every result that was not just a stepping stone, labelled, errors reported."""
     calls = _fold(list(s.calls))
+    calls = [c for i, c in enumerate(calls) if error_of(c) is None or not any(   # a failure put right later
+        later.name == c.name and later.result is not None and error_of(later) is None for later in calls[i + 1:])]
     shown = [c for i, c in enumerate(calls) if not _consumed(c, calls[i + 1:], s.request.text)] or calls
     dated = _date_answer(s, shown)
     if dated:

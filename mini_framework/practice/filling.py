@@ -13,6 +13,12 @@ gives origin 上海 and destination 东京 and the leftover free text goes to a 
 parameter the request cannot fill is looked up in earlier results (`values_from_results`:
 key `user_id`, or key `id` in the result of a tool whose name says `user`): that is all chaining is.
 
+Secrets are filled like any other value, as real models fill them: a parameter named `api_key`,
+`access_token`, `password` or `id_number` (or described as 密钥, 身份证号, ...) gets the key or ID
+number the user wrote, or the system prompt gave (`Situation.context`), so it travels in the
+call's arguments, into the request log and the provider's logs. That is the pitfall a lesson
+shows, and why such values belong in the tool's code, not in its parameters.
+
 Concessions: optional parameters need evidence in the request (an optional object is never
 filled); one fan-out dimension per tool, at most MAX_FANOUT calls; numbers are matched to
 parameters by the words around them, not by understanding the sentence. The work is bounded:
@@ -64,7 +70,11 @@ _FREE_TEXT = set("""query q text expression expr formula content message msg pro
 subject title input sql search topic description note notes comment sentence statement instruction task term phrase
 summary words""".split())
 _NOT_PEOPLE = set("file city product item tool model project company repo branch table database event task".split())
+_CREDENTIAL_WORDS = {"password", "passwd", "pwd", "passcode", "secret", "token", "apikey"}
+_KEY_OWNERS = {"api", "access", "secret", "private", "auth", "refresh", "bearer", "client", "session"}
 _DESCRIPTION_KINDS = [            # when the name says nothing ('a', 'q', 'arg1'), the description may
+    ("id_number", ("身份证", "证件号", "id number", "id card", "passport number")),
+    ("credential", ("api key", "密钥", "秘钥", "密码", "口令", "令牌", "password", "access token")),
     ("email", ("email address", "e-mail", "邮箱", "收件人", "邮件地址")), ("url", ("url", "网址", "链接")),
     ("date", ("date", "日期", "yyyy")), ("currency", ("currency", "货币", "币种")), ("language", ("language", "语言")),
     ("city", ("city", "城市", "地点", "location")), ("person", ("姓名", "名字", "用户名", "人名", "person")),
@@ -72,11 +82,13 @@ _DESCRIPTION_KINDS = [            # when the name says nothing ('a', 'q', 'arg1'
     ("text", ("内容", "文本", "关键词", "问题", "表达式", "正文", "主题", "标题", "消息", "query", "text", "keyword",
               "expression", "message")),
 ]
-_POOL_KINDS = {"email": ("email",), "url": ("url",), "date": ("date",), "currency": ("currency",),
+_POOL_KINDS = {"credential": ("credential",), "id_number": ("id_number",),
+               "email": ("email",), "url": ("url",), "date": ("date",), "currency": ("currency",),
                "language": ("language",), "unit": ("unit",), "status": ("status",), "city": ("city",),
                "person": ("person",), "code": ("code",), "id": ("code", "number"),
                "place": ("email", "city", "currency", "language")}
-_ORDER = ["enum", "email", "url", "date", "currency", "language", "unit", "status", "place", "city", "person",
+_ORDER = ["enum", "credential", "id_number", "email", "url", "date", "currency", "language", "unit", "status", "place",
+          "city", "person",
           "code", "id", "number", "boolean", "array", "object", "string", "text"]
 _FROM_WORDS = {"from", "origin", "source", "src", "departure", "depart", "start", "base", "出发", "起点", "始发", "源"}
 _TO_WORDS = {"to", "destination", "dest", "target", "arrival", "arrive", "end", "目的", "目标", "终点", "到达"}
@@ -100,7 +112,13 @@ def param_kind(p: Param) -> str:
     fmt = str(p.schema.get("format", ""))
     if fmt in ("email", "uri", "url", "date", "date-time"):
         return {"uri": "url", "date-time": "date"}.get(fmt, fmt)
-    words = [stem(w) if w not in _NAME_KINDS else w for w in split_identifier(p.name)]
+    raw = split_identifier(p.name)
+    if raw and (raw[-1] in _CREDENTIAL_WORDS or raw[-1] == "key" and len(raw) > 1 and raw[-2] in _KEY_OWNERS):
+        return "credential"                               # api_key, access_token, password, client_secret
+    if "ssn" in raw or any(a in ("id", "identity", "passport", "national") and b in ("number", "card", "no", "id")
+                           for a, b in pairwise(raw)):
+        return "id_number"                                # id_number, id_card, passport_number, national_id
+    words = [stem(w) if w not in _NAME_KINDS else w for w in raw]
     for i in range(len(words) - 1, -1, -1):
         w = words[i]
         if w in _FREE_TEXT:
@@ -467,7 +485,7 @@ def fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
 
 def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
     """`fill_arguments`, computed."""
-    pool = _Pool(s.request.entities)
+    pool = _Pool(s.request.entities + s.context)
     args: dict[str, Any] = {}
     used: dict[str, Entity] = {}
     missing, from_results = [], {}
@@ -495,7 +513,7 @@ def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
         p = by_name[name]
         extra = [e for e in pool.free
                  if e.kind == entity.kind and (e.kind != "number" or _numeric_ok(e, p, kinds[name], s.request))]
-        if len(same_kind) == 1 and extra and kinds[name] not in ("array", "text"):
+        if len(same_kind) == 1 and extra and kinds[name] not in ("array", "text", "credential", "id_number"):
             variants += [{**ordered, name: _convert(e.text if e.kind == "number" and kinds[name] == "id" else e.value,
                                                     p)} for e in extra]
             break

@@ -33,13 +33,18 @@ _CJK_RUN = re.compile(f"[{IDEOGRAPHS}]+")
 _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 # -----------------------------------------------------------------------------
-# the tables: topic -> English words | Chinese words (an English phrase is written with '_')
+# the tables: topic -> English words | Chinese words (an English phrase is written with '_'; a word
+# written with '!' counts only as written: 'running!' is about exercise, 'run' (a program) is not)
 
 _TOPICS = """
 weather   | weather forecast temperature rain rainy raining | 天气 气温 温度 下雨
 weather   | sunny snow snowy windy | 降雨 下雪 晴 阴天
 weather   | warm warmer hot hotter cold colder cool cooler climate humid humidity | 暖和 冷 热 凉快 气候 预报 刮风 湿度
 weather   | umbrella outdoors go_out | 雨伞 带伞 出门 外出 户外 穿什么
+weather   | wind air_quality aqi smog pollution pm2.5 | 风力 风向 风速 空气质量 雾霾 污染
+weather   | jog jogging go_for_a_run for_a_run go_running running! | 跑步 晨跑 夜跑 慢跑 散步 户外运动
+weather   | picnic hiking | 骑行 爬山 野餐
+exercise  | jog jogging go_for_a_run for_a_run go_running running! workout! | 跑步 晨跑 夜跑 慢跑 锻炼 健身 户外运动
 add       | add addition plus sum total | 加 相加 加法 加上 之和 总和 求和 合计 一共 总共 加起来
 subtract  | subtract subtraction minus difference deduct net | 减 相减 减法 减去 之差 差 差值 相差 净增 净 流失 剩 剩下
 multiply  | multiply multiplication product times | 乘 相乘 乘法 乘以 之积 乘积 倍
@@ -183,6 +188,8 @@ for _name, _en, _zh in _parse_table(_TOPICS, 3):
     for _w in _en.split():
         if "_" in _w:
             _SURFACE_TAGS.setdefault(_w.replace("_", " "), set()).add("#" + _name)
+        elif _w.endswith("!"):              # this exact word only, not every word with its stem
+            _WORD_TAGS.setdefault(_w[:-1], set()).add("#" + _name)
         else:                               # 'times' is exactly multiply, 'timing' is a form of time
             _WORD_TAGS.setdefault(_w, set()).add("#" + _name)
             _STEM_TAGS.setdefault(stem(_w), set()).add("#" + _name)
@@ -328,8 +335,8 @@ class Entity:
     """A value found in a request, ready to become an argument."""
 
     kind: str
-    """'email', 'url', 'quoted', 'date', 'city', 'person', 'code', 'number', or a value kind:
-    'currency', 'unit', 'status', 'language'."""
+    """'email', 'url', 'credential', 'id_number', 'quoted', 'date', 'city', 'person', 'code', 'number',
+    or a value kind: 'currency', 'unit', 'status', 'language'."""
     value: Any
     """What goes into an argument: '北京', 35, 'USD', '2024-05-20', 'Alice'."""
     text: str
@@ -340,6 +347,53 @@ class Entity:
     """Offset just past the last character."""
     role: str = ""
     """'from' or 'to' when a cue word stands right before it ('从上海', 'to JPY'), else ''."""
+
+
+# Secrets and identity numbers, which a model copies into a tool's arguments as readily as a city
+# (`filling` gives them to parameters such as api_key, password, token, id_number): a key, token or
+# password after a word that says what it is ('API key 是 tk-live-8f3a2c91', 'password: hunter22'),
+# a key of a well-known shape ('sk-…'), a Chinese ID number (18 characters with a valid check digit,
+# or 15/18 after a word such as 身份证).
+_CREDENTIAL = re.compile(r"(?i)(?:api[ _-]?key|access[ _-]?(?:key|token)|secret(?:[ _-]?key)?|(?:auth |bearer )?token|"
+                         r"pass(?:word|code|wd)|密钥|秘钥|令牌|密码|口令)\s*(?:是|为|is|:|：|=)?\s*[\"'“‘「]?"
+                         r"([A-Za-z0-9][A-Za-z0-9_\-.+/=]{5,127})")
+_KEY_SHAPE = re.compile(r"(?<![A-Za-z0-9_-])(?:sk|pk|rk|ak)-[A-Za-z0-9_-]{8,}")
+_ID_NUMBER = re.compile(r"(?<![0-9A-Za-z])(?:\d{17}[0-9Xx]|\d{15})(?![0-9A-Za-z])")
+_ID_CUE = re.compile(r"(?i)身份证|证件号|id (?:number|card)|passport|ssn")
+
+
+def _valid_id(number: str) -> bool:
+    """Whether an 18-character Chinese ID number has a valid check digit (ISO 7064 MOD 11-2).
+
+    >>> _valid_id("11010519491231002X"), _valid_id("110105194912310021")
+    (True, False)
+    """
+    if len(number) != 18:
+        return False
+    total = sum(int(d) * (2 ** (17 - i) % 11) for i, d in enumerate(number[:17]))
+    return "10X98765432"[total % 11] == number[17].upper()
+
+
+def secrets_in(text: str) -> list[tuple[str, str, int, int]]:
+    """Credentials and ID numbers in a text as (kind, value, start, end).
+
+    >>> [(kind, value) for kind, value, _, _ in secrets_in("API key 是 tk-live-8f3a2c91。身份证号 11010519491231002X")]
+    [('credential', 'tk-live-8f3a2c91'), ('id_number', '11010519491231002X')]
+    >>> secrets_in("my key is sk-abc123456789"), secrets_in("sort by key name")
+    ([('credential', 'sk-abc123456789', 10, 25)], [])
+    """
+    found: list[tuple[str, str, int, int]] = []
+    for m in _CREDENTIAL.finditer(text):
+        value = m.group(1).rstrip(".,;:!?")
+        if any(c.isdigit() for c in value) or "-" in value or "_" in value:
+            found.append(("credential", value, m.start(1), m.start(1) + len(value)))
+    for m in _KEY_SHAPE.finditer(text):
+        if not any(start <= m.start() < end for _, _, start, end in found):
+            found.append(("credential", m.group(), m.start(), m.end()))
+    for m in _ID_NUMBER.finditer(text):
+        if _valid_id(m.group()) or _ID_CUE.search(text[max(0, m.start() - 12):m.start()]):
+            found.append(("id_number", m.group().upper(), m.start(), m.end()))
+    return sorted(found, key=lambda f: f[2])
 
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
@@ -455,6 +509,8 @@ def extract_entities(text: str) -> list[Entity]:
         add("email", m.group(), *m.span())
     for m in _URL.finditer(text):
         add("url", m.group().rstrip(".,;:!?)"), m.start(), m.start() + len(m.group().rstrip(".,;:!?)")))
+    for kind, secret, start, end in secrets_in(text):
+        add(kind, secret, start, end)
     for m in _QUOTED.finditer(text):
         inner = next(g for g in m.groups() if g is not None)
         add("quoted", inner.strip(), *m.span())

@@ -6,9 +6,23 @@
                          where the request has none (as real models do rather than break the schema)
 
 Three rules keep every run finite and sensible: a call (same name, same arguments) is never
-repeated after the latest user message; after MAX_ROUNDS rounds the planner answers whatever
-it has; a tool is left out when a clearly better one (OUTRANKED) uses the same values ('打八折'
-goes to the discount tool, not also to multiply).
+repeated after the latest user message (but see doubt, below); after MAX_ROUNDS rounds the
+planner answers whatever it has; a tool is left out when a clearly better one (OUTRANKED) uses
+the same values ('打八折' goes to the discount tool, not also to multiply).
+
+Two pitfalls happen here on purpose, because real models fall into them (lessons show them):
+
+- **A schema without a `required` list** reads as "every parameter is optional": the first call
+  of such a tool in a turn leaves every argument out (`get_weather` is called with `{}` for a
+  question about 上海, so a tool that falls back on `args.get("city", "北京")` answers for 北京,
+  and the model reports it with confidence). Only an error result makes it call again, with the
+  arguments filled in; a result that looks fine is believed.
+- **A description that casts doubt on the result** ('结果可能不准确，如有疑问请再次调用确认',
+  'results may be stale; call again to confirm': `language.DOUBT`) makes the model check again:
+  once nothing new is left to call, it repeats that tool's calls with the same arguments, round
+  after round, until MAX_ROUNDS, an error, or a tool message that says to stop repeating
+  (`language.STOP_REPEATING`, as the framework's repeated-call guard says). A description that
+  states the result is authoritative ('查一次即可作答') causes nothing of the kind.
 
 Concessions: a chain is planned through at most three producers, for at most MAX_CHAINED missing
 inputs of a tool, visiting at most MAX_EXPANSIONS tools in all (a ring of tools that each need
@@ -17,13 +31,14 @@ the previous turn's tool only when the new message names a value of the same kin
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .filling import fill_arguments
-from .language import describe, salient, split_identifier
+from .language import DOUBT, FINAL, STOP_REPEATING, describe, salient, split_identifier
 from .ranking import rank_tools, relevant_tools
 from .schemas import Param, json_type
-from .situation import OfferedTool, Situation, once
+from .situation import Call, OfferedTool, Situation, error_of, once
 from .wire import canonical_json
 
 MAX_ROUNDS = 8          # tool-call rounds after one user message before the planner insists on answering
@@ -71,6 +86,12 @@ def _plan_tool(tool: OfferedTool, s: Situation, done: set[str], visiting: frozen
     budget[0] -= 1                                      # every visit counts, even one cut short below
     if tool.name in visiting or len(visiting) > 3:
         return []
+    if not tool.lists_required:                         # no `required` list: every argument reads as optional
+        earlier = [c for c in s.calls if c.name == tool.name]
+        if not earlier:
+            return [] if call_key(tool.name, {}) in done else [(tool.name, {})]
+        if all(error_of(c) is None for c in earlier):
+            return []                                   # it answered; the model believes it
     filling = fill_arguments(tool, s)
     if not filling.missing:
         return [(tool.name, a) for a in filling.variants if call_key(tool.name, a) not in done]
@@ -119,6 +140,8 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
     def outranks(other: str, name: str) -> bool:            # clearly the better fit, not just first
         return scores.get(name, 0) < OUTRANKED * scores.get(other, 0)
 
+    if not planned:
+        return doubted_calls(s)
     unique: dict[str, tuple[str, dict]] = {}
     covered: dict[str, str] = {}                            # argument value -> the (better) tool that uses it
     for call in s.calls:                                    # what was already done counts too
@@ -133,6 +156,37 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
             covered.setdefault(v, name)
         unique.setdefault(call_key(name, args), (name, args))
     return list(unique.values())[:MAX_CALLS]
+
+
+def doubts(tool: OfferedTool) -> bool:
+    """Whether a tool's description makes a model doubt its result and call it again to confirm.
+
+    >>> from mini_framework.practice.situation import offered_tool
+    >>> doubts(offered_tool({"name": "w", "description": "查询天气。结果可能不准确，如有疑问请再次调用确认"}))
+    True
+    >>> doubts(offered_tool({"name": "w", "description": "查询天气，数据直接来自气象服务，查一次即可作答"}))
+    False
+    """
+    return bool(DOUBT.search(tool.description))
+
+
+def doubted_calls(s: Situation) -> list[tuple[str, dict]]:
+    """The calls a doubtful description makes the model repeat, same arguments (one of each), or [].
+
+    Not once a result is an error or says to stop (repeating, or calling at all): then it answers.
+    """
+    doubtful = {t.name for t in s.tools if doubts(t)}
+    latest: dict[str, Call] = {}
+    for c in s.calls:
+        if c.name in doubtful:
+            latest[call_key(c.name, c.arguments)] = c
+    out = []
+    for call in latest.values():
+        text = json.dumps(call.result, ensure_ascii=False) if not isinstance(call.result, str) else call.result
+        if call.result is None or error_of(call) is not None or STOP_REPEATING.search(text) or FINAL.search(text):
+            return []
+        out.append((call.name, call.arguments))
+    return out[:MAX_CALLS]
 
 
 def invented(p: Param, s: Situation) -> Any:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .language import MAX_TEXT, Reading, describe, read, split_identifier
+from .language import MAX_TEXT, Entity, Reading, describe, read, secrets_in, split_identifier
 from .schemas import Param, enum_of, iter_params, resolve, value_of
 
 TRUNCATE = 300          # characters of a long text result quoted in an error or an answer
@@ -45,6 +45,7 @@ PARAM_COST = 128        # charged per parameter read, on top of its text
 ENUM_COST = 48          # charged per enum member read, on top of its text
 MAX_CALLS_READ = 64     # calls of one turn read (the latest ones): the planner makes at most 8 x 8 itself
 MAX_RESULT_TEXT = 20_000    # characters of a text result searched for a value (`filling.values_from_results`)
+MAX_CONTEXT = 16        # other messages (system, developer, earlier user) searched for secrets, the latest ones
 BROAD_TOPICS = frozenset({"#calculate", "#search", "#detail", "#location", "#send", "#time"})
 """Topics too broad to decide alone (`ranking` weighs them least; they never make a description contradict)."""
 
@@ -126,6 +127,9 @@ class Situation:
     """The normalised `tool_choice`."""
     parallel: bool = True
     """`parallel_tool_calls`: False means at most one call per reply."""
+    context: tuple[Entity, ...] = ()
+    """Secrets (API keys, passwords, ID numbers) written elsewhere in the conversation: the system prompt,
+    earlier user messages. A model copies them into arguments as readily as what the latest message says."""
     memo: dict[tuple[str, int], tuple[Any, Any]] = field(default_factory=dict, init=False, compare=False, repr=False)
     """What later stages computed from this situation (see `once`); a `replace`d copy starts empty."""
 
@@ -325,7 +329,21 @@ def analyse(request: dict) -> Situation:
         tools = tuple(t for t in tools if t.name in allowed)
     text = message_text(messages[latest]) if latest >= 0 else ""
     return Situation(read(text), tools, calls, rounds, previous, choice,
-                     request.get("parallel_tool_calls") is not False)
+                     request.get("parallel_tool_calls") is not False, _context(messages, latest))
+
+
+def _context(messages: list[dict], latest: int) -> tuple[Entity, ...]:
+    """The secrets of the other system, developer and user messages (the latest MAX_CONTEXT of them).
+
+    >>> [e.value for e in _context([{"role": "system", "content": "API key: sk-abc123456789"}], -1)]
+    ['sk-abc123456789']
+    """
+    others = [m for i, m in enumerate(messages) if i != latest and m.get("role") in ("system", "developer", "user")]
+    found: list[Entity] = []
+    for m in others[-MAX_CONTEXT:]:
+        text = message_text(m)[:MAX_TEXT]
+        found += [Entity(kind, value, text[start:end], start, end) for kind, value, start, end in secrets_in(text)]
+    return tuple(found)
 
 
 def scalars(value: Any) -> list[tuple[tuple[str, ...], Any, Any]]:
