@@ -24,8 +24,14 @@ each (`pending[0].run()` or `.answer("...")`), then `agent.resume(result)`. Even
 scripts and inside Jupyter's running event loop; `arun()` is the async version. The client may be
 `OpenAI` (called in a worker thread) or `AsyncOpenAI`.
 
-Concessions: one choice per response (`n=1`); an API error after the SDK's own retries is raised,
-and so is a reply that cannot be repaired (ProviderError, see replies.py).
+A reply cut off by `max_tokens` (`finish_reason: "length"`) may hold half-written arguments: its
+calls are answered without running ("truncated"), so a cut-off value never reaches a tool.
+
+Concessions: one choice per response (`n=1`). An API error after the SDK's own retries is raised,
+and so is a reply that cannot be repaired (ProviderError, see replies.py); either way the exception
+carries `partial_result`, the RunResult so far (messages, tool results, usage), so nothing that
+already ran is lost. An async tool that blocks the event loop (`time.sleep` inside `async def`)
+blocks the whole run, timeouts included: write blocking tools as plain `def`.
 """
 from __future__ import annotations
 
@@ -33,6 +39,7 @@ import asyncio
 import difflib
 import inspect
 import json
+import math
 import queue
 import threading
 import time
@@ -45,6 +52,7 @@ from .events import CapReached, Event, FinalAnswer, ModelRequest, ModelResponse,
 from .executor import (
     ErrorFormatter,
     Executor,
+    Failure,
     ResultFormatter,
     ToolResult,
     envelope,
@@ -152,12 +160,14 @@ class RunState:
     usage: Usage = field(default_factory=Usage)
     results: list[ToolResult] = field(default_factory=list)  # every tool call of the run, in order
     seen: dict[str, int] = field(default_factory=dict)  # call key -> how often it ran
+    last_result: dict[str, str] = field(default_factory=dict)  # call key -> what the model read the last time
     failures: dict[str, int] = field(default_factory=dict)  # tool name -> invalid tries since its last success
     waiting: list[ToolCall] = field(default_factory=list)  # calls of the last reply not answered yet
     pending: list[Pending] = field(default_factory=list)  # of those, the ones the run paused for
     decided: dict[str, Verdict] = field(default_factory=dict)  # call id -> the checkpoint's verdict
     capped: bool = False  # True once max_iterations stopped the tool calls
     done: bool = False
+    busy: bool = False  # True while a run or resume is working on this state
 
 
 @dataclass
@@ -170,11 +180,13 @@ class RunResult:
     usage: Usage
     iterations: int  # model requests made, the final one included
     capped: bool  # True when max_iterations ended the tool calls
-    pending: list[Pending] = field(default_factory=list)  # calls a paused run waits on
+    pending: list[Pending] = field(default_factory=list)  # calls a paused run waits on (emptied by resume)
     state: RunState | None = field(default=None, repr=False)  # what `resume` continues from
 
     @property
     def paused(self) -> bool:
+        """True while the run waits for decisions; `messages` then ends with calls not yet answered:
+        resume the run rather than sending them to a model."""
         return bool(self.pending)
 
     def __repr__(self) -> str:
@@ -210,6 +222,10 @@ class Agent:
         **request_options: Any,
     ) -> None:
         check_options(request_options)
+        check_settings(max_iterations=max_iterations, max_repeats=max_repeats, tool_timeout=tool_timeout,
+                       max_concurrency=max_concurrency, retry_budget=retry_budget)
+        if isinstance(tools, (str, bytes, dict)) or isinstance(tools, Tool) or callable(tools):
+            raise TypeError("tools must be a list of tools, e.g. tools=[get_weather]")
         self.client = client  # an OpenAI or AsyncOpenAI client (see connect())
         self.model = model
         self.tools: list[Tool] = list(tools_by_name(tools).values())  # two tools with one name: ValueError
@@ -244,34 +260,53 @@ class Agent:
 
     async def aresume(self, paused: RunResult, *, on_event: EventHandler | None = None) -> RunResult:
         """`resume`, for async code."""
-        if paused.state is None or not paused.paused:
-            raise ValueError("only a paused run can be resumed: this result is finished (see result.paused)")
+        if not isinstance(paused, RunResult):
+            raise TypeError(f"resume() takes the RunResult of a paused run (from run(), or RunPaused.result), "
+                            f"not {type(paused).__name__}")
         state = paused.state
-        for item in state.pending:
+        if state is None or not paused.paused or state.busy:
+            raise ValueError("only a paused run can be resumed, once: this one is finished or already being "
+                             "resumed (see result.paused)")
+        for item in paused.pending:
             if item.verdict is not None:
                 state.decided[item.call.id] = item.verdict
-        state.pending = []
+        paused.pending.clear()  # the same list as state.pending: a second resume() now sees nothing to do
         return await self.proceed(state, on_event)
 
     def events(self, prompt: str | list[Any], *, context: Any = None) -> Iterator[Event]:
         """The run's events as they happen, from sync code: `for event in agent.events(q): print(event)`."""
         inbox: queue.SimpleQueue[Event | BaseException | None] = queue.SimpleQueue()
+        demand = threading.Semaphore(0)  # one permit per event the reader asked for: the run never runs ahead
+        abandoned = threading.Event()
+
+        def deliver(event: Event) -> None:
+            demand.acquire()
+            if abandoned.is_set():  # nobody is reading any more: stop here
+                raise _Abandoned
+            inbox.put(event)
 
         def work() -> None:
             try:
-                self.run(prompt, context=context, on_event=inbox.put)
+                self.run(prompt, context=context, on_event=deliver)
+            except _Abandoned:
+                pass
             except BaseException as exc:  # re-raised in the caller's thread below
                 inbox.put(exc)
             inbox.put(None)
 
         threading.Thread(target=work, name="mini_framework-events", daemon=True).start()
-        while True:
-            item = inbox.get()
-            if item is None:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+        try:
+            while True:
+                demand.release()
+                item = inbox.get()
+                if item is None:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            abandoned.set()
+            demand.release()  # wake a run waiting to deliver, so it sees it was abandoned
 
     async def aevents(self, prompt: str | list[Any], *, context: Any = None) -> AsyncIterator[Event]:
         """The run's events as they happen, from async code: `async for event in agent.aevents(q): ...`."""
@@ -308,10 +343,20 @@ class Agent:
                 handler(event)
 
         executor = self._executor(state)
-        if state.waiting:  # a resumed run: answer the calls it paused on first
-            await self.answer_calls(state, executor, emit)
-        while not state.done and not state.pending:
-            await self.step(state, executor, emit)
+        state.busy = True
+        try:
+            if state.waiting:  # a resumed run: answer the calls it paused on first
+                await self.answer_calls(state, executor, emit)
+            while not state.done and not state.pending:
+                await self.step(state, executor, emit)
+        except Exception as exc:
+            try:
+                exc.partial_result = self.result(state)  # type: ignore[attr-defined]
+            except Exception:  # an exception class that takes no attributes: raised as it is
+                pass
+            raise
+        finally:
+            state.busy = False
         return self.result(state)
 
     async def step(self, state: RunState, executor: Executor, emit: EventHandler) -> None:
@@ -331,6 +376,8 @@ class Agent:
             emit(FinalAnswer(state.iteration, message.get("content")))
             return
         state.waiting = list(reply.calls)
+        if reply.finish_reason == "length":  # cut off by max_tokens: the arguments may be half-written
+            state.decided.update({call.id: TRUNCATED for call in reply.calls})
         await self.answer_calls(state, executor, emit)
 
     async def ask_model(self, state: RunState, emit: EventHandler, with_tools: bool) -> ModelReply:
@@ -350,7 +397,7 @@ class Agent:
                 response = await in_thread(lambda: create(**params))
         except RecursionError:
             raise ProviderError("the reply is nested too deeply to read", "(not shown)") from None
-        taken = {c.get("id") for m in state.messages for c in (m.get("tool_calls") or ()) if isinstance(c, dict)}
+        taken = {_call_id(c) for m in state.messages for c in (m.get("tool_calls") or ())}
         reply = read_reply(response, {t for t in taken if isinstance(t, str)}, state.iteration)
         state.usage.add(reply.prompt_tokens, reply.completion_tokens)
         emit(ModelResponse(state.iteration, reply.message, reply.prompt_tokens, reply.completion_tokens,
@@ -370,7 +417,7 @@ class Agent:
             for item in paused:
                 del state.decided[item.call.id]  # asked again on resume unless decided
             state.pending = paused
-            emit(RunPaused(state.iteration, tuple(p.call for p in paused)))
+            emit(RunPaused(state.iteration, tuple(p.call for p in paused), self.result(state)))
             return
         to_run = [c for c in state.waiting if verdicts[c.id].action == "run"]
         for call in to_run:
@@ -378,10 +425,12 @@ class Agent:
         ran = iter(await self.run_tools(state, executor, to_run))
         results = []
         for call in state.waiting:
-            if verdicts[call.id].action == "run":
+            verdict = verdicts[call.id]
+            if verdict.action == "run":
                 results.append(next(ran))
             else:
-                results.append(ToolResult(call, verdicts[call.id].text, ok=False, failure="not_run"))
+                failure: Failure = "truncated" if verdict is TRUNCATED else "not_run"
+                results.append(ToolResult(call, verdict.text, ok=False, failure=failure))
         for result in results:
             emit(ToolFinished(state.iteration, result))
         state.results += results
@@ -403,6 +452,8 @@ class Agent:
             return Verdict.pause(f"the checkpoint failed: {type(exc).__name__}")
         if not isinstance(verdict, Verdict):
             return Verdict.pause(f"the checkpoint returned {type(verdict).__name__}, not a Verdict")
+        if verdict.action not in ("run", "answer", "pause") or not isinstance(verdict.text, str):
+            return Verdict.pause(f"the checkpoint returned an unusable verdict: {verdict!r:.100}")
         return verdict
 
     async def run_tools(self, state: RunState, executor: Executor, calls: list[ToolCall]) -> list[ToolResult]:
@@ -413,11 +464,15 @@ class Agent:
             key = f"{call.name} {canonical(call.arguments)}"
             state.seen[key] = state.seen.get(key, 0) + 1
             if state.seen[key] > self.max_repeats:
-                refused[i] = repeated_call(call, state.seen[key] - 1, state.results)
+                refused[i] = repeated_call(call, state.seen[key] - 1, state.last_result.get(key))
             else:
                 fresh.append(call)
         ran = iter(await executor.run(fresh))
-        return [refused[i] if i in refused else next(ran) for i in range(len(calls))]
+        results = [refused[i] if i in refused else next(ran) for i in range(len(calls))]
+        for call, result in zip(calls, results):
+            if result.failure != "repeated":
+                state.last_result[f"{call.name} {canonical(call.arguments)}"] = result.content
+        return results
 
     def result(self, state: RunState) -> RunResult:
         """The RunResult of a finished or paused state."""
@@ -425,7 +480,7 @@ class Agent:
         if state.done and state.messages:
             text = state.messages[-1].get("content")
         return RunResult(text, state.messages, state.results, state.usage, state.iteration, state.capped,
-                         list(state.pending), state)
+                         state.pending, state)
 
     def _executor(self, state: RunState) -> Executor:
         """An executor for this run; it counts failed tries in the state, so a resumed run keeps counting."""
@@ -434,6 +489,42 @@ class Agent:
                             format_result=self.format_result)
         executor.failures = state.failures
         return executor
+
+
+TRUNCATED = Verdict("answer", "The reply was cut off (finish_reason \"length\") while this call was being "
+                             "written, so it did not run: its arguments may be incomplete. Call it again, "
+                             "with shorter arguments if you can.")
+
+
+class _Abandoned(Exception):
+    """Raised into a run whose events() iterator nobody reads any more."""
+
+
+def _call_id(call: Any) -> Any:
+    """The id of a stored tool call, a dict or an SDK object."""
+    if isinstance(call, dict):
+        return call.get("id")
+    return getattr(call, "id", None)
+
+
+def check_settings(**settings: Any) -> None:
+    """Refuse setting values that would make a run misbehave later (a NaN cap never stops a loop).
+
+    >>> check_settings(max_iterations=float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: max_iterations must be a whole number of at least 0, not nan
+    """
+    minimum = {"max_iterations": 0, "max_repeats": 1, "max_concurrency": 1, "retry_budget": 0}
+    for name, least in minimum.items():
+        if name in settings:
+            value = settings[name]
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be a whole number of at least {least}, not {value!r}")
+    timeout = settings.get("tool_timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not math.isfinite(timeout) or timeout <= 0):
+        raise ValueError(f"tool_timeout must be a number of seconds above 0, or None for no limit; not {timeout!r}")
 
 
 def check_options(options: dict[str, Any]) -> None:
@@ -450,6 +541,9 @@ def check_options(options: dict[str, Any]) -> None:
     for name in options:
         if name in REQUEST_OPTIONS or name in SDK_OPTIONS:
             continue
+        if name == "stream":
+            raise TypeError("Agent() does not stream yet: `stream` is kept for token streaming (lesson 11); "
+                            "agent.events(question) shows each step as it happens")
         close = difflib.get_close_matches(name, [*settings, *REQUEST_OPTIONS, *SDK_OPTIONS], n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else "."
         raise TypeError(f"Agent() got an unknown option {name!r}{hint}\n"
@@ -485,14 +579,8 @@ def canonical(arguments: Any) -> str:
         return repr(type(arguments))
 
 
-def repeated_call(call: ToolCall, times: int, earlier: list[ToolResult]) -> ToolResult:
+def repeated_call(call: ToolCall, times: int, previous: str | None) -> ToolResult:
     """The answer to a call the model already made `times` times: not run again; use what you have."""
-    key = canonical(call.arguments)
-    previous = None
-    for result in reversed(earlier):
-        if result.call.name == call.name and canonical(result.call.arguments) == key:
-            previous = result.content
-            break
     message = (f"You already called {call.name} with these same arguments {times} times. It was not run again. "
                "Do not repeat this call: use the result you already have and answer the user.")
     return ToolResult(call, envelope("error", error=message, previous_result=previous), ok=False, failure="repeated")

@@ -30,27 +30,39 @@ SHUTDOWN_GRACE = 0.1  # seconds that tasks left behind at the end of `run_sync` 
 
 class _Workers:
     """Daemon threads that run blocking functions, reused while idle (starting a thread costs more
-    than most calls it runs). A busy or hung worker is never waited for: a new one is started.
+    than most calls it runs). A busy or hung worker is never waited for: a new one is started, up to
+    `max_workers`; past that, jobs wait for a worker to come free (so a storm of hung tools costs at
+    most `max_workers` threads, and the calls that wait run into their timeouts instead).
 
     `idle` counts workers waiting for a job minus jobs not yet taken; it is changed under the lock.
     """
 
     IDLE_SECONDS = 30.0  # an idle worker exits after this long
 
-    def __init__(self) -> None:
+    def __init__(self, max_workers: int = 1_000_000) -> None:
+        self.max_workers = max_workers  # threads at most
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
+        self._live = 0
+        self._warned = False
 
     def submit(self, job: Callable[[], None]) -> None:
-        """Run `job()` in an idle worker, or in a new one if none is idle."""
+        """Run `job()` in an idle worker, or in a new one if none is idle and the limit allows."""
         with self._lock:
-            start = self._idle == 0
-            if not start:
-                self._idle -= 1  # an idle worker will take this job
+            start = self._idle == 0 and self._live < self.max_workers
+            if start:
+                self._live += 1
+            else:
+                self._idle -= 1  # an idle worker will take this job (below zero: one that comes free)
+            full = self._live >= self.max_workers and not self._warned
+            self._warned = self._warned or full
         self._jobs.put(job)
         if start:
             threading.Thread(target=self._serve, name="mini_framework-worker", daemon=True).start()
+        if full:
+            log.warning("%d worker threads are busy (hung tools?): further blocking calls wait for one",
+                        self.max_workers)
 
     def _serve(self) -> None:
         while True:
@@ -60,6 +72,7 @@ class _Workers:
                 with self._lock:
                     if self._idle > 0:  # nobody counts on this worker: it may go
                         self._idle -= 1
+                        self._live -= 1
                         return
                 continue  # a job was promised to an idle worker just now: stay for it
             job()
@@ -67,16 +80,19 @@ class _Workers:
                 self._idle += 1
 
 
-_workers = _Workers()
+MAX_TOOL_THREADS = 256  # threads for tools at most: each hung tool keeps one
+_tool_workers = _Workers(MAX_TOOL_THREADS)  # for tools, which may hang
+_workers = _Workers()  # for everything else (a model request with a sync client): never queued behind tools
 
 
-def in_thread(function: Callable[[], T]) -> Awaitable[T]:
+def in_thread(function: Callable[[], T], *, tool: bool = False) -> Awaitable[T]:
     """Run a blocking function in a daemon thread, with a copy of the caller's context; await its result.
 
     Not `asyncio.to_thread`: its pool's threads are joined at interpreter exit, so one hung
     tool would keep a notebook kernel or a service from ever shutting down. `StopIteration`,
     which cannot travel through a future, arrives as a RuntimeError caused by it (as PEP 479
-    does for generators).
+    does for generators). `tool=True` runs it among the tools' threads, at most MAX_TOOL_THREADS
+    of them (past that it waits for one to come free); other work never waits behind them.
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
@@ -105,7 +121,7 @@ def in_thread(function: Callable[[], T]) -> Awaitable[T]:
         except RuntimeError:  # the loop is closed (the caller gave up and the run ended): drop it
             pass
 
-    _workers.submit(work)
+    (_tool_workers if tool else _workers).submit(work)
     return future
 
 
@@ -163,4 +179,7 @@ def _abandon_leftovers(loop: asyncio.AbstractEventLoop) -> None:
     for task in leftovers:
         if task.done() and not task.cancelled():
             task.exception()  # retrieved, so asyncio does not log "exception was never retrieved"
-    loop.run_until_complete(loop.shutdown_asyncgens())
+    try:  # an async generator whose `finally` awaits something slow must not hold the caller up either
+        loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), SHUTDOWN_GRACE))
+    except (asyncio.TimeoutError, Exception):
+        log.warning("async generators left open were not closed within %s s", SHUTDOWN_GRACE)

@@ -19,6 +19,8 @@ the environment wins over `.env`; reading `.env` needs python-dotenv (`pip insta
 from __future__ import annotations
 
 import os
+import unicodedata
+import urllib.parse
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator
@@ -45,6 +47,10 @@ class Settings:
     is_practice: bool
     env_file: str | None = None  # the .env file that was read, if any
 
+    def __repr__(self) -> str:
+        return (f"Settings(base_url={without_password(self.base_url)!r}, model={self.model!r}, "
+                f"is_practice={self.is_practice!r}, env_file={self.env_file!r})")
+
     def describe(self) -> str:
         """One line a notebook can print: where requests go, which model answers, which .env was read.
 
@@ -52,7 +58,7 @@ class Settings:
         'practice model (offline) at http://127.0.0.1:8000/v1, model practice'
         """
         if not self.is_practice:
-            where = f"provider at {self.base_url}"
+            where = f"provider at {without_password(self.base_url)}"
         elif self.base_url:
             where = f"practice model (offline) at {self.base_url}"
         else:
@@ -69,8 +75,32 @@ def find_env_file(env_file: str | os.PathLike[str] | None = None) -> Path | None
     >>> find_env_file("/nonexistent/.env") is None
     True
     """
-    candidates = [Path(env_file)] if env_file else [Path.cwd() / ".env", PROJECT_ROOT / ".env"]
+    if env_file:
+        candidates = [Path(env_file)]
+    else:
+        try:
+            candidates = [Path.cwd() / ".env", PROJECT_ROOT / ".env"]
+        except OSError:  # the working directory was deleted
+            candidates = [PROJECT_ROOT / ".env"]
     return next((path for path in candidates if path.is_file()), None)
+
+
+def is_persona(model: str) -> bool:
+    """True for the practice model's persona names: "practice" and "practice-..."."""
+    return model == PRACTICE_MODEL or model.startswith(PRACTICE_MODEL + "-")
+
+
+def without_password(url: str) -> str:
+    """A URL fit to print: a password in it replaced by ***.
+
+    >>> without_password("https://user:s3cret@llm.example.com/v1")
+    'https://user:***@llm.example.com/v1'
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 def _read_env_file(path: Path) -> None:
@@ -94,20 +124,24 @@ def load_settings(model: str | None = None, *, env_file: str | os.PathLike[str] 
     if path is not None:
         _read_env_file(path)
     source = str(path) if path else None
-    base_url = os.environ.get("LLM_BASE_URL", "").strip()
+    base_url = unicodedata.normalize("NFKC", os.environ.get("LLM_BASE_URL", "")).strip()
     if not base_url or base_url.lower() == "practice":
         return Settings("", PRACTICE_API_KEY, model or PRACTICE_MODEL, is_practice=True, env_file=source)
     configured = os.environ.get("LLM_MODEL", "").strip()
     chosen = configured
-    if model and not model.startswith(PRACTICE_MODEL):
+    if model and not is_persona(model):
         chosen = model
     if not chosen:
         raise ValueError("LLM_BASE_URL is set but LLM_MODEL is not: add the model name your provider "
                          "expects to .env, e.g. LLM_MODEL=deepseek-chat")
-    api_key = os.environ.get("LLM_API_KEY", "").strip() or "not-needed"
+    api_key = os.environ.get("LLM_API_KEY", "").strip().strip("\"'“”‘’").strip() or "not-needed"
     if api_key.lower() in PLACEHOLDER_KEYS:
         raise ValueError(f"LLM_API_KEY is still a placeholder ({source or 'the environment'}): put your provider's "
                          "key there, or remove LLM_BASE_URL to use the offline practice model")
+    odd = next((i for i, ch in enumerate(api_key) if not (ch.isascii() and ch.isprintable()) or ch == " "), None)
+    if odd is not None:
+        raise ValueError(f"LLM_API_KEY has a character that cannot be sent in an HTTP header (position {odd + 1}, "
+                         f"{unicodedata.name(api_key[odd], 'a control character')}): copy the key again, as plain text")
     return Settings(base_url.rstrip("/"), api_key, chosen, is_practice=False, env_file=source)
 
 

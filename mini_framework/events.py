@@ -90,9 +90,11 @@ class CapReached(Event):
 
 @dataclass(frozen=True)
 class RunPaused(Event):
-    """The checkpoint paused the run before these calls ran; `agent.resume(result)` continues it."""
+    """The checkpoint paused the run before these calls ran; decide `result.pending`, then
+    `agent.resume(result)` continues it (also when the run was watched through `agent.events()`)."""
 
     calls: tuple[ToolCall, ...]
+    result: Any = field(default=None, repr=False, compare=False)  # the paused RunResult
 
     def __str__(self) -> str:
         names = ", ".join(f"{c.name} ({c.id})" for c in self.calls)

@@ -45,7 +45,8 @@ __all__ = ["Executor", "Failure", "ToolCall", "ToolError", "ToolResult", "descri
 
 log = logging.getLogger("mini_framework")
 
-Failure = Literal["unknown_tool", "invalid_arguments", "gave_up", "exception", "timeout", "repeated", "not_run"]
+Failure = Literal["unknown_tool", "invalid_arguments", "gave_up", "exception", "timeout", "repeated", "not_run",
+                  "truncated"]
 
 
 class ToolError(Exception):
@@ -99,7 +100,7 @@ def to_text(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
-        return str(value)
+        return redact(exception_text(value))  # its own text, which may carry anything: keys, paths
 
 
 def result_text(value: Any, call: ToolCall, tool: Tool) -> str | list[dict[str, Any]]:
@@ -119,8 +120,8 @@ def success_envelope(value: Any, call: ToolCall, tool: Tool) -> str:
     return envelope("success", data=value)
 
 
-def exception_text(exc: BaseException) -> str:
-    """`str(exc)`, or a placeholder for an exception whose `__str__` itself fails.
+def exception_text(exc: Any) -> str:
+    """`str(exc)`, or a placeholder for an exception (or any value) whose `__str__` itself fails.
 
     >>> class Broken(Exception):
     ...     def __str__(self):
@@ -130,7 +131,9 @@ def exception_text(exc: BaseException) -> str:
     """
     try:
         return str(exc)
-    except Exception:
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise
+    except BaseException:  # even SystemExit from a hostile __str__ is only an unreadable message
         return "(its message could not be read)"
 
 
@@ -158,18 +161,43 @@ def unknown_tool_message(name: str, available: Iterable[str]) -> str:
     >>> unknown_tool_message("get_current_weather", ["get_weather", "add_numbers"])
     "Unknown tool 'get_current_weather'. Available tools: get_weather, add_numbers. Did you mean 'get_weather'?"
     """
-    names = list(available)
+    names = [str(n) for n in available]
+    name = str(name)
     text = f"Unknown tool {name!r}. Available tools: {', '.join(names) if names else 'none'}."
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     return f"{text} Did you mean {close[0]!r}?" if close else f"{text} Use one of these, or answer without a tool."
 
 
+_TEXT_ATTRIBUTES = ("cmd", "output", "stdout", "stderr", "filename", "filename2", "msg", "reason", "text")
+
+
 def _scrub(exc: BaseException) -> None:
-    """Take secrets out of an exception's message, in place, before it is logged."""
-    try:
-        exc.args = tuple(redact_secrets(a) if isinstance(a, str) else a for a in exc.args)
-    except Exception:  # an exception class that won't let its args be replaced: describe_exception still redacts
-        pass
+    """Take secrets out of an exception and the ones it was raised from, in place, before it is logged:
+    the messages, and the attributes that exceptions such as CalledProcessError print."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 20:
+        seen.add(id(current))
+        try:
+            current.args = tuple(_scrubbed(a) for a in current.args)
+            for name in _TEXT_ATTRIBUTES:
+                value = getattr(current, name, None)
+                if isinstance(value, (str, bytes, list, tuple)):
+                    setattr(current, name, _scrubbed(value))
+        except Exception:  # an exception class that won't let its fields be replaced: what the model reads is
+            pass          # redacted anyway (describe_exception)
+        current = current.__cause__ or current.__context__
+
+
+def _scrubbed(value: Any) -> Any:
+    """A string (or bytes, or a command line as a list) with secrets taken out; anything else as it is."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, bytes):
+        return redact_secrets(value.decode("utf-8", "replace"))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_scrubbed(v) for v in value)
+    return value
 
 
 # ----------------------------------------------------------------------------- running calls
@@ -219,7 +247,7 @@ class Executor:
 
     async def run(self, calls: Iterable[Any]) -> list[ToolResult]:
         """Run the calls of one reply concurrently; one result per call, in the calls' order."""
-        calls = [ToolCall.of(c) for c in calls]
+        calls = [_readable(c) for c in calls]
         limit = asyncio.Semaphore(max(1, self.max_concurrency))
 
         async def limited(call: ToolCall) -> ToolResult:
@@ -272,7 +300,9 @@ class Executor:
         if outcome.error is None:
             try:
                 content, attachments = _content(self.format_result(outcome.value, call, tool))
-            except Exception as exc:  # a formatter's bug is reported like the tool's own
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                raise
+            except BaseException as exc:  # a formatter's bug (even SystemExit) is reported like the tool's own
                 outcome.error = exc
             else:
                 self.failures.pop(tool.name, None)  # it works again: a fresh retry budget
@@ -298,12 +328,20 @@ class Executor:
     def _format_error(self, exc: BaseException, call: ToolCall) -> str:
         """`format_error`, falling back to the default envelope, and to a fixed text if even that fails."""
         try:
-            return self.format_error(exc, call)
-        except Exception:
+            text = self.format_error(exc, call)
+            if isinstance(text, str):
+                return text
+            log.warning("format_error returned %s, not text, for call %s; using the default envelope",
+                        type(text).__name__, call.id)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException:
             log.warning("format_error failed for call %s; using the default envelope", call.id, exc_info=True)
         try:
             return error_envelope(exc, call)
-        except Exception:
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException:
             return LAST_RESORT
 
     def _invalid(self, call: ToolCall, failure: Failure, content: str) -> ToolResult:
@@ -336,6 +374,15 @@ def tools_by_name(tools: Iterable[Any]) -> dict[str, Tool]:
                              f"Give one of them another name, e.g. @tool(name='{one.name}_2')")
         found[one.name] = one
     return found
+
+
+def _readable(call: Any) -> ToolCall:
+    """A call in any shape as a ToolCall; one that cannot be read becomes a call of no tool, answered as such."""
+    try:
+        return ToolCall.of(call)
+    except Exception:
+        raw_id = call.get("id") if isinstance(call, dict) else getattr(call, "id", "")
+        return ToolCall(raw_id if isinstance(raw_id, str) else "", "unreadable_call", "{}")
 
 
 def _content(formatted: Any) -> tuple[str, list[dict[str, Any]]]:

@@ -19,6 +19,8 @@ list; provider extras other than DeepSeek's `reasoning_content` are dropped from
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,8 @@ from .display import quote
 __all__ = ["ModelReply", "ProviderError", "ToolCall", "read_reply"]
 
 MAX_QUOTED = 300  # characters of the provider's reply quoted in an error message
+_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # what the API accepts as a function name (as tools.NAME_PATTERN)
+_NOT_NAME = re.compile(r"[^a-zA-Z0-9_-]+")
 
 
 class ProviderError(RuntimeError):
@@ -101,10 +105,7 @@ def read_reply(response: Any, taken_ids: set[str] | frozenset[str] = frozenset()
         raise ProviderError("the reply's first choice has no message", choices[0])
     message = _as_dict(choice, "a message")
     calls = _read_calls(message.get("tool_calls"), set(taken_ids), round_number, repairs)
-    content = message.get("content")
-    if content is not None and not isinstance(content, (str, list)):
-        repairs.append(f"content was {type(content).__name__}: turned into text")
-        content = quote(content, limit=100_000)
+    content = _content_text(message.get("content"), repairs)
     stored: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         stored["tool_calls"] = [c.to_message_part() for c in calls]
@@ -118,6 +119,18 @@ def read_reply(response: Any, taken_ids: set[str] | frozenset[str] = frozenset()
 
 
 # ----------------------------------------------------------------------------- the parts
+
+
+def _content_text(content: Any, repairs: list[str]) -> str | None:
+    """The assistant's text as the API takes it back: a string or None (text parts joined, others dropped)."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        repairs.append("content was a list of parts: kept its text")
+        return "\n".join(texts) or None
+    repairs.append(f"content was {type(content).__name__}: turned into text")
+    return quote(content, limit=100_000)
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -201,10 +214,28 @@ def _function_of(entry: dict[str, Any], where: str) -> tuple[str, str, str]:
     elif function is not None and not isinstance(function, dict):
         function = _as_dict(function, f"{where}.function")
     function = function or {}
-    name = function.get("name")
-    name = name if isinstance(name, str) else "" if name is None else str(name)
+    raw_name = function.get("name")
+    name = valid_name(raw_name)
+    if name != raw_name:
+        note = note or f"{where}: the name {quote(raw_name, 70)} is not one the API accepts: sent back as {name!r}"
     arguments, arguments_note = _arguments_text(function.get("arguments"), where)
     return name, arguments, note or arguments_note
+
+
+def valid_name(name: Any) -> str:
+    """A function name the API accepts back (1-64 of a-z A-Z 0-9 _ -), made from whatever was sent.
+
+    A name the API would refuse in the follow-up request cannot be stored as sent; this one is
+    answered as an unknown tool (so the model hears the real names), unless it was only padding.
+
+    >>> valid_name("get_weather\\n"), valid_name("functions.get weather"), valid_name(None)
+    ('get_weather', 'functions_get_weather', 'unnamed_tool')
+    """
+    text = name.strip() if isinstance(name, str) else "" if name is None else str(name).strip()
+    if _NAME.fullmatch(text):
+        return text
+    cleaned = _NOT_NAME.sub("_", text).strip("_")[:64]
+    return cleaned or "unnamed_tool"
 
 
 def _arguments_text(arguments: Any, where: str) -> tuple[str, str]:
@@ -236,7 +267,8 @@ def _count(value: Any, name: str, repairs: list[str]) -> int:
     """A token count as an int; anything that is not a number counts 0 (and is noted)."""
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    unusable = isinstance(value, bool) or not isinstance(value, (int, float))
+    if unusable or (isinstance(value, float) and not math.isfinite(value)) or not 0 <= value < 10**15:
         repairs.append(f"usage.{name} was {quote(value, 40)}: counted as 0")
         return 0
-    return int(value) if value >= 0 else 0
+    return int(value)

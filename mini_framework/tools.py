@@ -204,7 +204,7 @@ class Tool:
         args, kwargs = self.bind(validated)
         if self.is_async:
             return await self.func(*args, **kwargs)
-        result = await in_thread(functools.partial(self.func, *args, **kwargs))
+        result = await in_thread(functools.partial(self.func, *args, **kwargs), tool=True)
         if inspect.isawaitable(result):  # a sync function that returned a coroutine
             return await result
         return result
