@@ -2,91 +2,138 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable
 
 from mini_framework import Executor, Tool, connect
 
-from .checking import CheckResult, Hints, NotSolved, practice_in_use, run_check, solved
+from .checking import CheckResult, Hints, expect_text, expect_tool, practice_in_use, run_check, solved
 
-AVAILABLE = ["get_weather", "add_numbers", "multiply"]
-QUESTION = "这件衣服原价200元，打八折后多少钱？"
+FLIGHT_PARAMETERS = ["origin", "destination", "date", "max_stops"]
+WEATHER_PARAMETERS = ["city"]
+CURRENCY_QUESTION = "100美元换成人民币是多少？"  # How much is 100 US dollars in Chinese yuan?
+RATES = {"CNY": 1.0, "USD": 7.1, "EUR": 7.7, "JPY": 0.047}  # yuan per unit, as in the lesson
+_GENERIC = re.compile(r"(?i)^\W*(?:an?|the)?\s*(?:helper|tool|function|utility|method|converter|does stuff|todo)\W*$")
 
 
-def unknown_tool_error(message: Callable[[str, list[str]], str]) -> CheckResult:
-    """Exercise 1: names the tool, lists the real ones, suggests the closest only when it is close."""
+def _mentions(name: str, text: str) -> int:
+    """How often `name` appears in `text` as a whole identifier (so 'city' is not found in 'City' or 'cityName')."""
+    return len(re.findall(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text))
+
+
+def unknown_arguments_message(message: Callable[[str, dict, list[str]], str | None]) -> CheckResult:
+    """Exercise 1: unknown argument names named, the real ones listed, the closest suggested only when close."""
     def test() -> str:
-        near = solved(message("get_current_weather", list(AVAILABLE)))
-        assert isinstance(near, str), f"return the message (a str), not {type(near).__name__}"
-        assert "get_current_weather" in near, "say which tool is unknown"
-        for name in AVAILABLE:
-            assert name in near, f"list every available tool; {name!r} is missing"
-        assert "get_weather" in near.replace("get_current_weather", ""), "suggest get_weather for get_current_weather"
-        far = message("calculate_discount", list(AVAILABLE))
-        for name in AVAILABLE:
-            assert name in far, f"list every available tool; {name!r} is missing"
-        assert "mean" not in far.lower(), "no 'did you mean' when nothing is close (calculate_discount)"
-        if not practice_in_use():
-            return "near and far misses answered"
-        client, model = connect("practice-hallucinate")
-        numbers = {"a": {"type": "number"}, "b": {"type": "number"}}
-        tools = [{"type": "function", "function": {"name": n, "description": d, "parameters": {
-            "type": "object", "properties": numbers, "required": ["a", "b"]}}}
-            for n, d in (("add_numbers", "计算两个数字相加的结果"), ("multiply", "计算两个数字相乘的结果"))]
-        messages: list[Any] = [{"role": "user", "content": QUESTION}]
-        first = client.chat.completions.create(model=model, messages=messages, tools=tools).choices[0].message
-        call = first.tool_calls[0]
-        messages += [first, {"role": "tool", "tool_call_id": call.id,
-                             "content": message(call.function.name, ["add_numbers", "multiply"])}]
-        second = client.chat.completions.create(model=model, messages=messages, tools=tools).choices[0].message
-        names = [c.function.name for c in second.tool_calls or []]
-        assert names == ["multiply"], f"after your message the model called {names or 'nothing'}"
-        return f"after {call.function.name} failed, your message led the model to multiply"
-    return run_check(1, test, "f\"Unknown tool {name!r}. Available tools: {', '.join(available)}.\" plus "
-                              "difflib.get_close_matches(name, available, n=1, cutoff=0.6) for the suggestion")
+        sent = {"orgin": "上海", "destination": "东京", "date": "下周五"}
+        near = expect_text(message("search_flights", dict(sent), list(FLIGHT_PARAMETERS)), "your message")
+        assert _mentions("orgin", near), "say which argument the tool doesn't have: 'orgin' is not in your message"
+        assert "search_flights" in near, "name the tool, so the model knows which of its calls to fix"
+        for name in FLIGHT_PARAMETERS:
+            assert _mentions(name, near), (
+                f"list the tool's real parameters; {name!r} is missing, and the model can't send a name it isn't told")
+        assert _mentions("origin", near) >= 2, (
+            "'orgin' is one letter away from 'origin': suggest it (e.g. \"did you mean 'origin'?\"). Listing it among "
+            "the parameters is not enough; the model should not have to work out which one it meant. "
+            "difflib.get_close_matches finds close names")
+        two = expect_text(message("search_flights", {"orgin": "上海", "destnation": "东京", "date": "下周五"},
+                                  list(FLIGHT_PARAMETERS)), "your message")
+        assert _mentions("destnation", two) and _mentions("destination", two) >= 2, (
+            "with two misspelt arguments (orgin, destnation), report and suggest both: the model fixes only what it "
+            "is told")
+        far = expect_text(message("search_flights", {"airline": "东航"}, list(FLIGHT_PARAMETERS)), "your message")
+        assert _mentions("airline", far), "say which argument the tool doesn't have: 'airline' is not in your message"
+        for name in FLIGHT_PARAMETERS:
+            assert _mentions(name, far) >= 1, f"list the tool's real parameters; {name!r} is missing"
+            assert _mentions(name, far) == 1, (
+                f"'airline' is not close to any parameter, yet your message names {name!r} more than once: a "
+                "suggestion here would be a guess that sends the model the wrong way; suggest a name only when it "
+                "is close (difflib.get_close_matches with its default cutoff 0.6)")
+        case = expect_text(message("get_weather", {"City": "北京"}, list(WEATHER_PARAMETERS)), "your message")
+        assert _mentions("City", case) and _mentions("city", case) >= 2, (
+            "'City' for 'city': report it and suggest 'city' (names are case-sensitive for the tool, not for the "
+            "model's intent)")
+        fine = message("get_weather", {"city": "北京"}, list(WEATHER_PARAMETERS))
+        assert fine is None, (
+            f"every argument of {{'city': '北京'}} is a real parameter, so return None (the call goes on to "
+            f"validation), not {fine!r:.60}")
+        return f"near and far misses answered, e.g. {near!r:.140}"
+    return run_check(1, test, "The same idea as unknown_tool_message, one level down: which names are unknown, "
+                              "what the real ones are, and which real one is close.", recipe=hint.recipes[1])
 
 
-def calculate_discount(discount_tool: Any, tools: list[Any]) -> CheckResult:
-    """Exercise 2: the tool the model wanted, used straight away, with the right answer."""
+def _says_nothing(text: str | None, name: str) -> bool:
+    words = (text or "").strip()
+    return len(words) <= 2 or words.lower().replace(" ", "_") == name.lower() or bool(_GENERIC.match(words))
+
+
+def convert_currency(convert_tool: Any, tools: list[Any]) -> CheckResult:
+    """Exercise 2: the tool the model kept inventing, described so that it is picked and filled in right."""
     def test() -> str:
-        if not isinstance(solved(discount_tool), Tool):
-            raise NotSolved
-        assert discount_tool.name == "calculate_discount", f"name it calculate_discount, not {discount_tool.name!r}"
-        params = discount_tool.json_schema.get("properties", {})
-        assert set(params) == {"price", "discount"}, f"parameters price and discount, not {sorted(params)}"
-        missing = [p for p, schema in params.items() if not schema.get("description")]
-        assert not missing, f"describe every parameter; missing: {missing}"
-        args, kwargs = discount_tool.bind(discount_tool.validate({"price": 200, "discount": 0.8}))
-        assert abs(float(discount_tool(*args, **kwargs)) - 160) < 1e-9, "200 at 八折 (0.8) should cost 160"
+        converter = expect_tool(convert_tool, "convert_currency")
+        assert converter.name == "convert_currency", (
+            f"name it convert_currency, the name the model kept asking for, not {converter.name!r}")
+        assert not _says_nothing(converter.description, converter.name), (
+            f"the description {converter.description!r} says nothing a model can match a question against: say what "
+            "it does, in the words users use (换算/兑换 currency, an amount of money from one currency to another)")
+        params = converter.json_schema.get("properties", {})
+        vague = [name for name, p in params.items() if _says_nothing(p.get("description"), name)]
+        assert not vague, (
+            f"describe every parameter (what it is, with an example); {vague} say nothing yet, so the model has to "
+            "guess which currency goes where")
+        assert list(params) == ["amount", "from_currency", "to_currency"], (
+            f"the parameters are amount, from_currency and to_currency, in that order; yours are {list(params)}")
+        args, kwargs = converter.bind(converter.validate({"amount": 100, "from_currency": "USD", "to_currency": "CNY"}))
+        result = solved(converter(*args, **kwargs))
+        assert isinstance(result, (int, float)) and abs(result - 710) < 0.01, (
+            f"100 USD at 7.1 yuan per dollar is 710 CNY, not {result!r}: amount × RATES[from] / RATES[to]")
+        args, kwargs = converter.bind(converter.validate({"amount": 100, "from_currency": "USD", "to_currency": "EUR"}))
+        assert abs(converter(*args, **kwargs) - 100 * 7.1 / 7.7) < 0.01, (
+            "100 USD in EUR: go through yuan, amount × RATES[from] / RATES[to]")
         if not practice_in_use():
-            return "a described calculate_discount that computes 160"
-        client, model = connect("practice")
-        all_tools = [*tools, discount_tool]
-        executor = Executor(all_tools)
-        messages: list[Any] = [{"role": "user", "content": QUESTION}]
-        called = []
+            return "a described convert_currency that converts 100 USD to 710 CNY"
+        client, model = connect()
+        offered = [*tools, converter]
+        executor = Executor(offered)
+        messages: list[Any] = [{"role": "user", "content": CURRENCY_QUESTION}]
+        called, sent, failed = [], [], []
         for _ in range(4):
             message = client.chat.completions.create(
-                model=model, messages=messages, tools=Tool.serialize_tools(all_tools)).choices[0].message
+                model=model, messages=messages, tools=Tool.serialize_tools(offered)).choices[0].message
             messages.append(message)
             if not message.tool_calls:
                 break
             called += [c.function.name for c in message.tool_calls]
-            messages += [r.message for r in executor.run_sync(message.tool_calls)]
-        assert called == ["calculate_discount"], \
-            f"the model called {called}: describe the tool so it fits better than multiply"
+            sent += [json.loads(c.function.arguments) for c in message.tool_calls]
+            results = executor.run_sync(message.tool_calls)
+            failed += [r.content for r in results if r.failure]
+            messages += [r.message for r in results]
+        assert called[:1] == ["convert_currency"], (
+            f"asked {CURRENCY_QUESTION} (100 US dollars in yuan?), the model called {called or 'nothing'}: it picks "
+            "the tool whose description matches the question, so say what convert_currency does in the words of "
+            "such questions")
+        assert not failed, (
+            f"the model called convert_currency with {json.dumps(sent[0], ensure_ascii=False)} and got "
+            f"{failed[0]!r:.120}: tell it which values your tool accepts (Literal['CNY', 'USD', ...] makes the "
+            "currency codes an enum, and the description can say which currency each code is)")
+        assert called == ["convert_currency"], f"the model needed {called}: one call of convert_currency should do"
         answer = messages[-1].content or ""
-        assert "160" in answer, f"the answer should say 160: {answer!r}"
-        return f"the model used your tool at once: {json.dumps(called)} → {answer}"
-    return run_check(2, test, "@tool def calculate_discount(price: float, discount: float) -> float, with a "
-                              "docstring that says 折扣/discount and an Args: section")
+        assert "710" in answer, f"the answer should say 710: {answer!r}"
+        return f"the model used your tool at once, with {json.dumps(sent[0], ensure_ascii=False)}: {answer}"
+    return run_check(2, test, "Write it so a model reading only the name, the description and the parameter "
+                              "descriptions knows when to call it and what to send.", recipe=hint.recipes[2])
 
 
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
     1: (
-        'f"Unknown tool {name!r}. Available tools: {\', \'.join(available)}." plus '
-        "difflib.get_close_matches(name, available, n=1, cutoff=0.6) for the suggestion"),
+        "unknown = [name for name in arguments if name not in parameters]; return None if there are none; else "
+        "one line per unknown name: f\"'{name}' is not a parameter of {tool_name}\", plus "
+        "f\" (did you mean '{close[0]}'?)\" when close = difflib.get_close_matches(name, parameters, n=1, "
+        "cutoff=0.6) is not empty; end with "
+        "f\"Its parameters are: {', '.join(parameters)}. Call {tool_name} again with these names.\""),
     2: (
-        "@tool def calculate_discount(price: float, discount: float) -> float, with a docstring that says "
-        "折扣/discount and an Args: section"),
+        "@tool def convert_currency(amount: float, from_currency: Literal['CNY', 'USD', 'EUR', 'JPY'], to_currency: "
+        "Literal[...]) -> float, returning round(amount * RATES[from_currency] / RATES[to_currency], 2); a docstring "
+        "whose first line says it converts an amount of money between currencies (货币换算), and an Args: line per "
+        "parameter saying what it is"),
 })

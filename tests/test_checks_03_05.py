@@ -298,45 +298,156 @@ def _coerce_undeclared_too(arguments, schema):
 # -- lesson 05 ----------------------------------------------------------------------------------
 
 
-def _unknown(name, available):
-    close = difflib.get_close_matches(name, available, n=1, cutoff=0.6)
-    text = f"Unknown tool {name!r}. Available tools: {', '.join(available)}."
-    return f"{text} Did you mean {close[0]!r}?" if close else text
+FLIGHT = ["origin", "destination", "date", "max_stops"]
 
 
-def _discount(price: float, discount: float) -> float:
-    """计算打折后的价格（折扣）
+def _unknown_arguments(tool_name, arguments, parameters):
+    unknown = [name for name in arguments if name not in parameters]
+    if not unknown:
+        return None
+    lines = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, parameters, n=1, cutoff=0.6)
+        lines.append(f"'{name}' is not a parameter of {tool_name}" + (f" (did you mean '{close[0]}'?)" if close else ""))
+    return "\n".join(lines + [f"Its parameters are: {', '.join(parameters)}. Call {tool_name} again."])
+
+
+def _list_without_suggestion(tool_name, arguments, parameters):
+    """Names the unknown arguments and lists the real ones, but never suggests: 'origin' only appears in the list."""
+    unknown = [name for name in arguments if name not in parameters]
+    if not unknown:
+        return None
+    return f"Unknown arguments for {tool_name}: {', '.join(unknown)}. Its parameters are: {', '.join(parameters)}."
+
+
+def _always_suggest(tool_name, arguments, parameters):
+    """Suggests the best match even when nothing is close ('airline' → 'origin')."""
+    unknown = [name for name in arguments if name not in parameters]
+    if not unknown:
+        return None
+    lines = [f"'{n}' is not a parameter of {tool_name}; did you mean "
+             f"'{difflib.get_close_matches(n, parameters, n=1, cutoff=0.0)[0]}'?" for n in unknown]
+    return "\n".join(lines + [f"Its parameters are: {', '.join(parameters)}."])
+
+
+def _first_only(tool_name, arguments, parameters):
+    unknown = [name for name in arguments if name not in parameters]
+    return _unknown_arguments(tool_name, {unknown[0]: None}, parameters) if unknown else None
+
+
+def _always_a_message(tool_name, arguments, parameters):
+    return _unknown_arguments(tool_name, arguments, parameters) or f"All arguments of {tool_name} are fine."
+
+
+def _no_tool_name(tool_name, arguments, parameters):
+    text = _unknown_arguments(tool_name, arguments, parameters)
+    return text.replace(tool_name, "the tool") if text else None
+
+
+RATES = lesson05.RATES
+Currency = Literal["CNY", "USD", "EUR", "JPY"]
+
+
+def _convert(amount: float, from_currency: Currency, to_currency: Currency) -> float:
+    """把一笔钱从一种货币换算成另一种货币（按当天汇率）
 
     Args:
-        price: 原价
-        discount: 折扣系数，例如八折是 0.8
+        amount: 要换算的金额，例如 100
+        from_currency: 这笔钱原来的货币：CNY 人民币、USD 美元、EUR 欧元、JPY 日元
+        to_currency: 要换成的货币，代码同上
     """
-    return price * discount
+    return round(amount * RATES[from_currency] / RATES[to_currency], 2)
 
 
-def _discount_off_by(price: float, discount: float) -> float:
-    """计算打折后的价格（折扣）
+def _convert_helper(x: float, y: str, z: str) -> float:
+    """A helper.
 
     Args:
-        price: 原价
-        discount: 折扣系数，例如八折是 0.8
+        x: x
+        y: y
     """
-    return price * (1 - discount)  # 八折 read as "80% off"
+    return round(x * RATES[y] / RATES[z], 2)
+
+
+def _convert_letters(amount: float, from_currency: Currency, to_currency: Currency) -> float:
+    """A helper.
+
+    Args:
+        amount: x
+        from_currency: y
+        to_currency: z
+    """
+    return round(amount * RATES[from_currency] / RATES[to_currency], 2)
+
+
+def _convert_described_letters(amount: float, from_currency: Currency, to_currency: Currency) -> float:
+    """把一笔钱从一种货币换算成另一种货币
+
+    Args:
+        amount: x
+        from_currency: y
+        to_currency: z
+    """
+    return round(amount * RATES[from_currency] / RATES[to_currency], 2)
+
+
+def _convert_contradicting(amount: float, from_currency: Currency, to_currency: Currency) -> float:
+    """Looks up today's weather in a city.
+
+    Args:
+        amount: how much money
+        from_currency: the currency the money is in
+        to_currency: the currency wanted
+    """
+    return round(amount * RATES[from_currency] / RATES[to_currency], 2)
+
+
+def _convert_inverted(amount: float, from_currency: Currency, to_currency: Currency) -> float:
+    """把一笔钱从一种货币换算成另一种货币（按当天汇率）
+
+    Args:
+        amount: 要换算的金额，例如 100
+        from_currency: 这笔钱原来的货币：CNY 人民币、USD 美元、EUR 欧元、JPY 日元
+        to_currency: 要换成的货币，代码同上
+    """
+    return round(amount * RATES[to_currency] / RATES[from_currency], 2)
+
+
+def _convert_free_text(amount: float, from_currency: str, to_currency: str) -> float:
+    """把一笔钱从一种货币换算成另一种货币（按当天汇率）
+
+    Args:
+        amount: 要换算的金额，例如 100
+        from_currency: 这笔钱原来的货币，例如 美元
+        to_currency: 要换成的货币，例如 人民币
+    """
+    return round(amount * RATES[from_currency] / RATES[to_currency], 2)
 
 
 @tool
-def _weather(city: str) -> str:
-    """查询天气"""
-    return "{}"
+def _add(a: float, b: float) -> float:
+    """把两个数相加，返回它们的和
+
+    Args:
+        a: 第一个数
+        b: 第二个数
+    """
+    return a + b
 
 
 @tool
 def _multiply(a: float, b: float) -> float:
-    """计算两个数字相乘的结果"""
+    """把两个数相乘，返回它们的积
+
+    Args:
+        a: 第一个数
+        b: 第二个数
+    """
     return a * b
 
 
-REAL_TOOLS = [_weather, _multiply]
+REAL_TOOLS = [_add, _multiply]
+CONVERT = tool(name="convert_currency")
 
 CASES = {
     "search_flights": (lesson03.search_flights, [tool(_flights)], [_flights_stub], [
@@ -396,14 +507,25 @@ CASES = {
         [_coerce_float_for_integer],                 # '3.5' → 3.5 in an integer slot
         [_coerce_undeclared_too],                    # 'extra' coerced though the schema doesn't declare it
     ]),
-    "unknown_tool_error": (lesson05.unknown_tool_error, [_unknown], [stub], [
-        [lambda name, available: f"Unknown tool {name}"],
-        [lambda name, available: _unknown(name, available) + " Did you mean 'multiply'?"],
+    "unknown_arguments_message": (lesson05.unknown_arguments_message, [_unknown_arguments], [stub], [
+        [_list_without_suggestion],                  # passes the list, never suggests 'origin' for 'orgin'
+        [_always_suggest],                           # suggests 'origin' for 'airline'
+        [_first_only],                               # reports only the first unknown argument
+        [_always_a_message],                         # a message even when every name is right
+        [_no_tool_name],                             # doesn't say which tool
+        [lambda tool_name, arguments, parameters: f"Unknown argument in {tool_name}."],     # lists nothing
+        [lambda tool_name, arguments, parameters: {"unknown": [n for n in arguments if n not in parameters]}
+         if set(arguments) - set(parameters) else None],                                   # a dict, not text
     ]),
-    "calculate_discount": (lesson05.calculate_discount, [tool(name="calculate_discount")(_discount), REAL_TOOLS],
-                           [None, REAL_TOOLS], [
-        [tool(name="calculate_discount")(_discount_off_by), REAL_TOOLS],
-        [tool(name="discount")(_discount), REAL_TOOLS],
+    "convert_currency": (lesson05.convert_currency, [CONVERT(_convert), REAL_TOOLS], [None, REAL_TOOLS], [
+        [CONVERT(_convert_helper), REAL_TOOLS],      # "A helper.", parameters x, y, z described "x", "y"
+        [CONVERT(_convert_letters), REAL_TOOLS],     # "A helper.", right names described "x", "y", "z"
+        [CONVERT(_convert_described_letters), REAL_TOOLS],  # a description, parameters described "x", "y", "z"
+        [CONVERT(_convert_contradicting), REAL_TOOLS],      # a description about something else: never picked
+        [CONVERT(_convert_inverted), REAL_TOOLS],    # the rate applied the wrong way round
+        [_convert, REAL_TOOLS],                      # no @tool
+        [tool(name="currency_converter")(_convert), REAL_TOOLS],  # not the name the model asks for
+        [CONVERT(_convert_free_text), REAL_TOOLS],   # currencies as free text: the model sends 美元, the tool fails
     ]),
 }
 
