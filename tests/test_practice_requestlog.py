@@ -4,6 +4,7 @@ from __future__ import annotations
 import gc
 import http.client
 import json
+import re
 import tracemalloc
 
 from mini_framework.practice import Persona, PracticeServer, Reply
@@ -106,3 +107,66 @@ def test_a_logged_request_costs_about_its_own_size_in_memory():
             tracemalloc.stop()
         conn.close()
     assert retained < 2 * len(body), f"{retained / len(body):.1f} x the body per logged request"
+
+
+# -----------------------------------------------------------------------------
+# what a logged exchange shows: when it happened, and what was sent (secrets in the conversation
+# included), with only the client's own credentials redacted
+
+BALANCE = {"type": "function", "function": {"name": "get_balance", "description": "Get the account balance",
+                                            "parameters": {"type": "object", "required": ["api_key"], "properties": {
+                                                "api_key": {"type": "string", "description": "the bank's API key"}}}}}
+USER_KEY = "sk-test-1234567890abcdef"           # what the user typed: a lesson shows it landing in the logs
+CLIENT_KEY = "sk-practice-client-0123456789"     # what the client authenticates with: never logged
+
+
+def _post(server: PracticeServer, body: dict, headers: dict | None = None) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        conn.request("POST", "/v1/chat/completions", body=json.dumps(body).encode(),
+                     headers={"Content-Type": "application/json", **(headers or {})})
+        return json.loads(conn.getresponse().read())
+    finally:
+        conn.close()
+
+
+def test_each_exchange_is_stamped_with_an_iso_8601_utc_time(tmp_path):
+    import datetime as dt
+
+    body = {"model": "practice", "messages": [{"role": "user", "content": "北京天气"}]}
+    with PracticeServer(log_path=tmp_path / "log.jsonl") as server:
+        before = dt.datetime.now(dt.timezone.utc)
+        first = _post(server, body)
+        second = _post(server, body)
+        after = dt.datetime.now(dt.timezone.utc)
+        entries = server.requests
+    assert first == second                                           # the clock never reaches a response
+    for e in entries:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", e["time"]), e["time"]
+        stamp = dt.datetime.fromisoformat(e["time"].replace("Z", "+00:00"))
+        assert stamp.utcoffset() == dt.timedelta(0) and before - dt.timedelta(seconds=1) <= stamp <= after
+        assert e["time"] not in json.dumps(e["response"])
+    assert entries[0]["time"] <= entries[1]["time"]
+    lines = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [line["time"] for line in lines] == [e["time"] for e in entries]
+
+
+def test_a_secret_a_model_copied_into_a_call_is_visible_in_the_log_but_the_clients_key_is_not():
+    question = {"role": "user", "content": f"My API key is {USER_KEY}, what's my balance?"}
+    with PracticeServer(api_key=CLIENT_KEY) as server:
+        reply = _post(server, {"model": "practice", "messages": [question], "tools": [BALANCE]},
+                      {"Authorization": f"Bearer {CLIENT_KEY}", "X-Api-Key": CLIENT_KEY})
+        [call] = reply["choices"][0]["message"]["tool_calls"]
+        assert json.loads(call["function"]["arguments"]) == {"api_key": USER_KEY}
+        follow_up = [question, reply["choices"][0]["message"],
+                     {"role": "tool", "tool_call_id": call["id"], "content": '{"balance": 42}'}]
+        _post(server, {"model": "practice", "messages": follow_up, "tools": [BALANCE]},
+              {"Authorization": f"Bearer {CLIENT_KEY}"})
+        first, second = server.requests
+    logged = json.dumps([first, second])
+    assert CLIENT_KEY not in logged
+    assert first["headers"]["authorization"] == "Bearer <redacted>" and first["headers"]["x-api-key"] == "<redacted>"
+    [sent] = first["response"]["choices"][0]["message"]["tool_calls"]           # in the model's answer...
+    assert json.loads(sent["function"]["arguments"]) == {"api_key": USER_KEY}
+    [again] = second["request"]["messages"][1]["tool_calls"]                       # ...and in the next request
+    assert json.loads(again["function"]["arguments"]) == {"api_key": USER_KEY}

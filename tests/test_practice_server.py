@@ -458,3 +458,42 @@ def test_planner_parallel_calls_through_the_sdk(api, sdk):
         def triples(message: Any) -> list[tuple[str, str, str]]:
             return [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls]
         assert triples(final.choices[0].message) == triples(plain.choices[0].message)
+
+
+# -----------------------------------------------------------------------------
+# what lessons on cost and pairing rely on, with the real persona
+
+
+WEATHER_FN = {"type": "function", "function": {"name": "get_weather", "description": "查询指定城市当前的天气",
+              "parameters": {"type": "object", "required": ["city"], "properties": {
+                  "city": {"type": "string", "description": "城市名称"}}}}}
+
+
+def test_prompt_tokens_count_the_tools_array_so_leaving_tools_out_saves_them():
+    messages = [{"role": "user", "content": "谢谢！"}]
+    tools = [WEATHER_FN] * 3
+    with PracticeServer() as practice, OpenAI(base_url=practice.base_url, api_key="practice") as client:
+        without = client.chat.completions.create(model="practice", messages=messages).usage
+        offered = client.chat.completions.create(model="practice", messages=messages, tools=tools).usage
+        unused = client.chat.completions.create(model="practice", messages=messages, tools=tools,
+                                                tool_choice="none").usage
+    tools_json = json.dumps(tools, ensure_ascii=False, separators=(",", ":"))
+    assert offered.prompt_tokens - without.prompt_tokens == wire.estimate_tokens(tools_json) > 100
+    assert unused.prompt_tokens == offered.prompt_tokens          # tool_choice="none" does not make them free
+
+
+def test_answering_only_the_first_of_several_calls_gets_the_real_400():
+    question = {"role": "user", "content": "北京和上海的天气怎么样？"}
+    with PracticeServer() as practice, OpenAI(base_url=practice.base_url, api_key="practice") as client:
+        reply = client.chat.completions.create(model="practice", messages=[question], tools=[WEATHER_FN])
+        first, second = reply.choices[0].message.tool_calls
+        messages = [question, reply.choices[0].message.model_dump(exclude_none=True),
+                    {"role": "tool", "tool_call_id": first.id, "content": '{"temperature": 22}'}]
+        with pytest.raises(Exception) as raised:
+            client.chat.completions.create(model="practice", messages=messages, tools=[WEATHER_FN])
+    error = raised.value
+    assert getattr(error, "status_code", None) == 400
+    assert error.body == {   # type: ignore[attr-defined]
+        "message": "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+                   f"'tool_call_id'. The following tool_call_ids did not have response messages: {second.id}",
+        "type": "invalid_request_error", "param": "messages.[1].role", "code": None}

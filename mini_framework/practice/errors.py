@@ -210,8 +210,10 @@ def orphan_tool_message(index: int) -> ApiError:
 
 def unanswered_tool_calls(index: int, ids: list[str]) -> ApiError:
     """An assistant `tool_calls` message whose ids are not all answered by tool messages."""
-    # https://github.com/sdcb/chats/pull/132. Which index `param` points at is not established;
-    # we point at the assistant message that made the calls.
+    # Verbatim, type invalid_request_error, param 'messages.[N].role', code null:
+    # https://github.com/sdcb/chats/pull/132, https://github.com/RamiAwar/dataline/issues/172,
+    # https://github.com/router-for-me/CLIProxyAPI/issues/2798. Which index `param` points at is not
+    # established (none of them shows the request); we point at the assistant message that made the calls.
     return ApiError(400, "An assistant message with 'tool_calls' must be followed by tool messages responding to "
                     "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
                     + ", ".join(ids), param=f"messages.[{index}].role")

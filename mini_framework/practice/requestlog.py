@@ -1,13 +1,19 @@
 """The practice server's request log: every exchange, credentials redacted, bounded in count and bytes.
 
     log = RequestLog(max_entries=200, max_bytes=16 * 1024 * 1024, path=None)
-    log.add({"method": "POST", "path": "/v1/chat/completions", "headers": {...}, "request": {...}, ...}, secrets)
+    log.add({"time": "2026-05-01T12:00:00.000Z", "method": "POST", "path": "/v1/chat/completions",
+             "headers": {...}, "request": {...}, ...}, secrets)
     log.entries()                            # decoded copies, oldest first
 
 Each entry is kept as one compact UTF-8 JSON line (what the JSONL file gets too), not as Python
 objects: a request full of tool schemas takes about as many bytes in the log as on the wire,
 where the parsed dicts took about nine times more. When the count or the byte total is over its
 limit, the oldest entries go first.
+
+What is redacted: credential-like headers (`redact_headers`: Authorization keeps only its scheme),
+and the exact strings passed as `secrets` (the server's own key and the bearer key the client
+sent) wherever they appear. Nothing else: message text and tool-call arguments are logged as they
+were sent, so a lesson can show a secret that a model copied into a call's arguments.
 
 Concessions: `entries()` decodes every kept entry on each call (the log is for looking at, not
 for hot paths); an entry that alone is larger than `max_bytes` keeps its method, path, headers

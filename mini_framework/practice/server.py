@@ -18,12 +18,17 @@ persona that raises gets a 500 `server_error` while the traceback goes to the
 `mini_framework.practice` logger only; nothing a client sends can stop the server thread.
 
 Every exchange is recorded (`server.requests`, newest last, bounded in count and in bytes; and a
-JSONL file when `log_path` is set) with credentials redacted: a key never appears in a log (see
-`requestlog.py`).
+JSONL file when `log_path` is set), stamped with the time it was answered (`time`, ISO 8601 UTC:
+the one thing in the practice model that reads the clock, kept out of every response), with
+credentials redacted: the key a client authenticates with never appears in a log (see
+`requestlog.py`). What the conversation itself carries is logged as sent, tool-call arguments
+included: a secret a user typed, or a model copied into a call, is visible there, as it would be
+in a provider's logs.
 """
 from __future__ import annotations
 
 import atexit
+import datetime as dt
 import hmac
 import json
 import logging
@@ -220,13 +225,19 @@ class PracticeServer:
                response: Response) -> None:
         """Log one exchange in memory (and to the JSONL file), with every credential redacted."""
         entry = {
-            "method": method, "path": target, "headers": redact_headers(headers),
+            "time": utc_now(), "method": method, "path": target, "headers": redact_headers(headers),
             "request": loggable_body(raw), "status": response.status,
             "response": response.sse_text() if response.chunks is not None else response.body,
         }
         # A key echoed elsewhere (in a message, say) is scrubbed too. Short "keys" such as
         # "practice" or "ollama" are placeholders, not secrets, and would scrub ordinary words.
         self._log.add(entry, [s for s in (self.api_key, bearer(headers)) if s and len(s) >= 12])
+
+
+def utc_now() -> str:
+    """The current time in UTC, ISO 8601 with milliseconds: '2026-05-01T12:34:56.789Z' (for the request log only:
+    nothing that goes back to a client depends on the clock)."""
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _model(name: str) -> dict[str, Any]:
