@@ -2,14 +2,25 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import openai
 
-from mini_framework import Executor, ToolCall, ToolError, tool
+from mini_framework import Executor, ToolCall, ToolError, connect, tool
 
-from .checking import CheckResult, Hints, NotSolved, expect_json_object, expect_tool, run_check, solved
+from .checking import (
+    CheckResult,
+    Hints,
+    NotSolved,
+    expect_json_object,
+    expect_tool,
+    practice_in_use,
+    run_check,
+    solved,
+)
 from .examples import WEATHER
 
 KEY = "demo-key-1234"
@@ -107,32 +118,57 @@ def find_order(find_order: Any) -> CheckResult:
                      recipe=hint.recipes[2])
 
 
-def _seconds(timeout: Any) -> float:
-    """The longest one attempt may take, from a number or an httpx Timeout."""
-    if isinstance(timeout, (int, float)):
-        return float(timeout)
-    parts = [getattr(timeout, name, None) for name in ("connect", "read", "write", "pool")]
-    return max((p for p in parts if p is not None), default=float("inf"))
+def _bug(**params: Any) -> Any:
+    """A client method with a bug in it (as if a parameter were misspelled in your own code)."""
+    raise TypeError("create() got an unexpected keyword argument 'mesages'")
 
 
-def resilient_connection(resilient_connection: Callable[[], Any]) -> CheckResult:
-    """Exercise 3: max_retries and timeout set so that practice-flaky is survived quickly."""
+TECHNICAL = re.compile(r"(?i)\b[45]\d\d\b|error|exception|traceback|rate ?limit|http|openai")
+
+
+def _asked(answer_or_apologise: Callable[..., Any], client: Any, model: str, question: str) -> Any:
+    """The learner's function on one question; an API error that comes through is a ❌ that says so."""
+    try:
+        return answer_or_apologise(client, model, question)
+    except openai.APIError as error:
+        status = getattr(error, "status_code", None)
+        raise AssertionError(f"{type(error).__name__}{f' ({status})' if status else ''} came through your function, "
+                             "so the user would see a crash: catch the API's failures and return an apology") from None
+
+
+def answer_or_apologise(answer_or_apologise: Callable[..., Any]) -> CheckResult:
+    """Exercise 3: the API's failures (after the SDK's retries) become an apology; bugs still raise."""
     def test() -> str:
-        client, model = solved(resilient_connection())
-        assert client.max_retries >= 2, (f"max_retries={client.max_retries}: practice-flaky fails twice "
-                                         "(429, then 500) before it answers")
-        seconds = _seconds(client.timeout)
-        assert seconds <= 30, f"one attempt may take up to {seconds:g} s; set timeout=30 or less"
-        question = [{"role": "system", "content": f"check {uuid.uuid4()}"},  # a new conversation every time
-                    {"role": "user", "content": "北京现在天气怎么样？"}]
+        tag = uuid.uuid4().hex[:8]  # practice-flaky fails each new conversation twice: every question is new
+        enough, flaky_model = connect("practice-flaky", max_retries=3, timeout=30)
+        answer = solved(_asked(answer_or_apologise, enough, flaky_model, f"广州现在天气怎么样？({tag}-1)"))
+        assert isinstance(answer, str) and answer.strip(), (
+            f"with max_retries=3 the request succeeds: return the model's answer text, not {answer!r}")
+        broken = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=_bug)))
         try:
-            client.chat.completions.create(model=model, messages=question, tools=[{"type": "function", "function": {
-                "name": "get_weather", "description": "查询指定城市当前的天气情况",
-                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}])
-        except openai.APIStatusError as error:
-            raise AssertionError(f"the request failed with {type(error).__name__} ({error.status_code})") from None
-        return f"a 429 and a 500 absorbed with max_retries={client.max_retries}, each attempt limited to {seconds:g} s"
-    return run_check(3, test, "Two numbers decide this: how many times to try again, how long one try may take.",
+            hidden = answer_or_apologise(broken, flaky_model, f"深圳现在天气怎么样？({tag}-2)")
+        except TypeError:
+            pass
+        else:
+            raise AssertionError(
+                f"a bug in the code that calls the API (a TypeError) became {hidden!r}, so nobody would ever see it: "
+                "catch the API's failures (openai.APIError), not every exception")
+        if not practice_in_use():
+            return "the answer comes back, and bugs still raise"
+        none, _ = connect("practice-flaky", max_retries=0)
+        apology = _asked(answer_or_apologise, none, flaky_model, f"北京现在天气怎么样？({tag}-3)")
+        assert isinstance(apology, str) and apology.strip(), (
+            f"when the API fails, return a sentence for the user, not {apology!r}")
+        assert apology != answer, "the apology and the model's answer should differ: return the answer when it works"
+        technical = TECHNICAL.search(apology)
+        assert not technical, (f"the user reads {apology!r}: say it in plain words, without status codes or "
+                               f"exception names ({technical.group(0) if technical else ''!r})")
+        one_retry, _ = connect("practice-flaky", max_retries=1)
+        second = _asked(answer_or_apologise, one_retry, flaky_model, f"上海现在天气怎么样？({tag}-4)")
+        assert isinstance(second, str) and second.strip(), (
+            f"a server error (500) after the retries should get the apology too, not {second!r}")
+        return f"the user reads {apology!r} when the API gives up, the answer when it recovers, and bugs still raise"
+    return run_check(3, test, "Which exception class covers every way the API can fail, and nothing else?",
                      recipe=hint.recipes[3])
 
 
@@ -144,6 +180,9 @@ hint = Hints({
     2: ("order = shop.get_order_detail(order_id); if \"error\" in order: raise ToolError(...) with a sentence "
         "that repeats order_id, says an order id has 12 digits, and names get_orders as the tool that lists a "
         "user's orders; else return order."),
-    3: ("return connect(\"practice-flaky\", max_retries=3, timeout=30): practice-flaky fails twice (429, then "
-        "500) before it answers, so at least 2 retries; timeout caps each attempt."),
+    3: ("try: reply = client.chat.completions.create(model=model_name, messages=[{\"role\": \"user\", "
+        "\"content\": question}]) except openai.APIError: return a sentence such as "
+        "\"抱歉，服务暂时繁忙，请稍后再试。\"; "
+        "otherwise return reply.choices[0].message.content. openai.APIError covers rate limits, server errors, "
+        "timeouts and lost connections; a TypeError from a bug is not one of them."),
 })

@@ -8,6 +8,7 @@ import json
 import traceback
 from typing import Literal
 
+import openai
 from checker_cases import checker_tests, stub
 
 from course import lesson06, lesson06b, lesson07, lesson08
@@ -246,6 +247,15 @@ def crash(order_id):
     raise KeyError(order_id)
 
 
+def answer_or_apologise(client, model_name, question, catch=(openai.APIError,),
+                        apology=lambda error: "抱歉，服务暂时繁忙，请稍后再试。"):
+    try:
+        reply = client.chat.completions.create(model=model_name, messages=[{"role": "user", "content": question}])
+    except catch as error:
+        return apology(error)
+    return reply.choices[0].message.content
+
+
 def good_words_wrong_exception(order_id):
     raise ValueError(f"没有找到订单号为 {order_id} 的订单。订单号是12位数字；请先用 get_orders 查询订单列表。")
 
@@ -353,12 +363,14 @@ CASES = {
         [order_tool(no_hint)],                                                       # says nothing of get_orders
         [order_tool(actionable, decorate=False)],                                    # @tool removed
     ]),
-    "resilient_connection": (lesson08.resilient_connection, [lambda: connect("practice-flaky", max_retries=3, timeout=30)], [stub], [
-        [lambda: connect("practice-flaky")],
-        [lambda: connect("practice-flaky", max_retries=0, timeout=30)],
-        [lambda: connect("practice-flaky", max_retries=1, timeout=30)],
-        [lambda: connect("practice-flaky", max_retries=3)],                          # 600 s per attempt
-        [lambda: connect("practice-flaky", max_retries=3, timeout=120)],
+    "answer_or_apologise": (lesson08.answer_or_apologise, [answer_or_apologise], [stub], [
+        [lambda client, model, question: answer_or_apologise(client, model, question, catch=())],     # no try
+        [lambda client, model, question: answer_or_apologise(client, model, question,                 # 429 only
+                                                             catch=(openai.RateLimitError,))],
+        [lambda client, model, question: answer_or_apologise(client, model, question, catch=(Exception,))],
+        [lambda client, model, question: answer_or_apologise(client, model, question, apology=str)],  # technical
+        [lambda client, model, question: answer_or_apologise(client, model, question, apology=lambda e: None)],
+        [lambda client, model, question: "抱歉，服务暂时繁忙，请稍后再试。"],                              # never asks
     ]),
 }
 
