@@ -16,6 +16,7 @@ Modules, from the socket inwards:
                 (on top of `language` for reading text, `phrasing` for putting results into
                 words, `schemas` for reading JSON Schema, `numbers` for numbers in text,
                 `cjk` for which characters are Chinese)
+    structured  a final answer shaped by `response_format` (json_object, json_schema)
     reply       what a brain decides; `wire` turns it into `chat.completion` JSON or stream chunks
 
 The rule about the core: the practice package imports from the core only

@@ -383,12 +383,17 @@ def made_up_date(s: Situation) -> str:
     return say_date(MADE_UP_TODAY, s.zh, bool(TIME_QUESTION.search(s.request.text)))
 
 
-def answer_from_results(s: Situation) -> str:
-    """The final answer: every result that was not just a stepping stone, labelled, errors reported."""
+def reported_calls(s: Situation) -> list[Call]:
+    """The calls an answer reports: repeats folded, failures put right later and stepping stones left out."""
     calls = _fold(list(s.calls))
     calls = [c for i, c in enumerate(calls) if error_of(c) is None or not any(   # a failure put right later
         later.name == c.name and later.result is not None and error_of(later) is None for later in calls[i + 1:])]
-    shown = [c for i, c in enumerate(calls) if not _consumed(c, calls[i + 1:], s.request.text)] or calls
+    return [c for i, c in enumerate(calls) if not _consumed(c, calls[i + 1:], s.request.text)] or calls
+
+
+def answer_from_results(s: Situation) -> str:
+    """The final answer: every result that was not just a stepping stone, labelled, errors reported."""
+    shown = reported_calls(s)
     dated = _date_answer(s, shown)
     if dated:
         return dated

@@ -6,7 +6,9 @@ persona that will answer. Any refusal is an `ApiError` (see `errors.py` for the 
 The order follows what the real API is seen to do: `model`, then `messages`, then unknown
 top-level arguments, then the schema (types, enums, ranges, required fields), then the model
 lookup (404), then the checks the model engine makes (tool-call pairing, images for text-only
-models). The first problem found is reported, as the API does.
+models). The first problem found is reported, as the API does. `response_format` is checked
+with the messages: its type, the word 'json' for `json_object`, and a `json_schema` the API
+would use (a name, an object root, and, when strict, every object closed and fully required).
 
 Concessions: nested objects are not checked for unknown keys (the API is strict there too, but
 SDK-produced messages often carry harmless extras); custom tools and `allowed_tools` are not
@@ -116,6 +118,7 @@ def check(body: dict[str, Any], personas: dict[str, Persona]) -> Persona:
         raise errors.unrecognized_arguments(unknown)
     check_parameters(body)
     check_messages(body["messages"])
+    check_response_format(body)
     names = check_tools(body.get("tools"))
     check_tool_choice(body, names)
     persona = personas.get(body["model"])
@@ -331,3 +334,92 @@ def check_no_images(messages: list[dict[str, Any]]) -> None:
         for j, part in enumerate(content if isinstance(content, list) else []):
             if part.get("type") == "image_url":
                 raise errors.image_not_supported(i, j)
+
+
+RESPONSE_FORMATS = ["json_object", "json_schema", "text"]   # as the API lists them in its error
+MAX_SCHEMA_NODES = 4096         # schemas looked at when checking a strict `json_schema` (the rest is not checked)
+
+
+def check_response_format(body: dict[str, Any]) -> None:
+    """`response_format`: a known type; 'json' said somewhere for `json_object`; a usable `json_schema`.
+
+    A strict schema must close every object (`additionalProperties: false`) and require every property,
+    as the API demands of strict schemas; its root must be an object whatever `strict` says.
+    """
+    fmt = body.get("response_format")
+    if fmt is None:
+        return
+    kind = _require(fmt, "type", "response_format", _STRING)
+    if kind not in RESPONSE_FORMATS:
+        raise errors.invalid_value("response_format.type", kind, RESPONSE_FORMATS)
+    if kind == "json_object" and not any("json" in _text_of(m).lower() for m in body["messages"]):
+        raise errors.json_word_missing()
+    if kind != "json_schema":
+        return
+    spec = _require(fmt, "json_schema", "response_format", _OBJECT)
+    name = _require(spec, "name", "response_format.json_schema", _STRING)
+    if not _NAME.fullmatch(name):
+        raise errors.pattern_mismatch("response_format.json_schema.name", NAME_PATTERN)
+    if len(name) > MAX_NAME:
+        raise errors.string_too_long("response_format.json_schema.name", MAX_NAME, len(name))
+    for key, expected in (("schema", _OBJECT), ("strict", _BOOLEAN), ("description", _STRING)):
+        if spec.get(key) is not None and not expected[1](spec[key]):
+            raise errors.invalid_type(f"response_format.json_schema.{key}", expected[0], spec[key])
+    schema = spec.get("schema")
+    if not isinstance(schema, dict):
+        return
+    if isinstance(schema.get("type"), str) and schema["type"] != "object":
+        raise errors.invalid_schema(name, f"schema must be a JSON Schema of 'type: \"object\"', got "
+                                          f"'type: \"{schema['type']}\"'.")
+    if spec.get("strict") is True:
+        _check_strict(schema, name)
+
+
+def _text_of(message: Any) -> str:
+    """A message's text: its string content, or its text parts joined."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        return " ".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return content if isinstance(content, str) else ""
+
+
+def _check_strict(schema: dict[str, Any], name: str) -> None:
+    """Every object closed and fully required, depth-first from the root (at most MAX_SCHEMA_NODES schemas).
+
+    >>> _check_strict({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, "x")
+    Traceback (most recent call last):
+    ...
+    mini_framework.practice.errors.ApiError: 400 Invalid schema for response_format 'x': In context=(), \
+'additionalProperties' is required to be supplied and to be false.
+    """
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(schema, ())]
+    seen = 0
+    while stack and seen < MAX_SCHEMA_NODES:
+        node, context = stack.pop()
+        seen += 1
+        if not isinstance(node, dict):
+            continue
+        properties = node.get("properties")
+        if node.get("type") == "object" or isinstance(properties, dict):
+            if node.get("additionalProperties") is not False:
+                raise errors.invalid_schema(name, f"In context={context!r}, 'additionalProperties' is required to be "
+                                                  "supplied and to be false.")
+            listed = node["required"] if isinstance(node.get("required"), list) else []
+            missing = [k for k in (properties or {}) if k not in listed]
+            if missing:
+                raise errors.invalid_schema(name, f"In context={context!r}, 'required' is required to be supplied "
+                                                  f"and to be an array including every key in properties. Missing "
+                                                  f"'{missing[0]}'.")
+        children: list[tuple[Any, tuple[Any, ...]]] = []
+        for key, value in (properties or {}).items() if isinstance(properties, dict) else ():
+            children.append((value, (*context, "properties", key)))
+        if isinstance(node.get("items"), dict):
+            children.append((node["items"], (*context, "items")))
+        for key in ("anyOf", "allOf", "oneOf"):
+            branches = node.get(key)
+            for i, branch in enumerate(branches if isinstance(branches, list) else []):
+                children.append((branch, (*context, key, i)))
+        for key in ("$defs", "definitions"):
+            for def_name, value in (node.get(key) or {}).items() if isinstance(node.get(key), dict) else ():
+                children.append((value, (*context, key, def_name)))
+        stack.extend(reversed(children))

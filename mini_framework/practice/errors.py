@@ -81,7 +81,11 @@ def _quoted_list(values: list[str]) -> str:
 # empty_array:  https://github.com/CopilotKit/CopilotKit/issues/529
 # array_too_long ('tools', 128): https://github.com/vishalmysore/Tools4AI/issues/16
 # invalid_value (roles), out_of_range (`decimal_above_max_value`), string_too_long (tool names):
-#               bodies recorded from api.openai.com and quoted verbatim in public projects.
+#               bodies recorded from api.openai.com and quoted verbatim in public projects;
+#               `response_format.type` ("Invalid value: 'object'. Supported values are: 'json_object',
+#               'json_schema', and 'text'.", code invalid_value): https://github.com/epuerta9/deep-research-py/issues/19
+# missing 'response_format.json_schema' (code missing_required_parameter):
+#               https://github.com/architects-toolkit/SmartHopper/issues/259, https://github.com/openai/openai-python/issues/1632
 
 
 def invalid_json() -> ApiError:
@@ -195,6 +199,38 @@ def tool_choice_not_found(name: str) -> ApiError:
     # Not established for Chat Completions. This is the real wording the same API uses for the
     # Responses endpoint ("Tool choice 'image_generation' not found in 'tools' parameter.").
     return ApiError(400, f"Tool choice '{name}' not found in 'tools' parameter.", param="tool_choice")
+
+
+# ---------------------------------------------------------------------------------------------
+# Structured output (`response_format`), status 400.
+
+
+def json_word_missing() -> ApiError:
+    """`response_format: {"type": "json_object"}` with no message that says 'json'."""
+    # Verbatim real body (type invalid_request_error, param 'messages', code null):
+    # https://github.com/meta-llama/PurpleLlama/issues/94, https://github.com/ultimatejimmy/xray.koplugin/issues/33
+    return ApiError(400, "'messages' must contain the word 'json' in some form, to use 'response_format' of type "
+                    "'json_object'.", param="messages")
+
+
+def invalid_schema(name: str, detail: str) -> ApiError:
+    """A `json_schema` the API will not use: `Invalid schema for response_format 'name': <detail>`.
+
+    >>> invalid_schema("answer", "In context=(), 'additionalProperties' is required to be supplied and to be "
+    ...                "false.").message[:45]
+    "Invalid schema for response_format 'answer': "
+    """
+    # Verbatim real bodies, all with type invalid_request_error, param 'response_format', code null:
+    # - "In context=(), 'additionalProperties' is required to be supplied and to be false." (strict mode):
+    #   https://github.com/dottxt-ai/outlines/issues/844, https://github.com/dottxt-ai/outlines/issues/1666;
+    #   a nested one, "In context=('properties', 'etymology'), ...": https://github.com/moeru-ai/xsai/issues/202
+    # - "In context=('properties', 'organizations', 'items'), 'required' is required to be supplied and to be an
+    #   array including every key in properties. Missing 'roles'.": https://github.com/vercel/ai/issues/6484
+    # - "schema must be a JSON Schema of 'type: \"object\"', got 'type: \"array\"'.":
+    #   https://github.com/podly-pure-podcasts/podly_pure_podcasts/pull/89
+    # The order in which the API checks several problems of one schema is not established; ours: the root's
+    # type, then each object depth-first (additionalProperties before required).
+    return ApiError(400, f"Invalid schema for response_format '{name}': {detail}", param="response_format")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,9 @@ its responder. Building happens once per server, lazily, so
 A responder is `(request: dict) -> Reply`; it may raise `ApiError` to refuse (429, 503, ...). It
 gets the parsed body itself, not a copy: the answer's ids, usage and limits were read from it
 before (`wire.facts`), so changing it changes nothing but the responder's own view.
-Adding a persona is one `Persona(...)` line in `DEFAULT_PERSONAS`.
+Adding a persona is one `Persona(...)` line in `DEFAULT_PERSONAS`. The built-in personas answer
+`response_format` (`structured.py` shapes their final text into JSON); a persona made with
+`Persona.of` answers as it likes.
 """
 from __future__ import annotations
 
@@ -77,18 +79,20 @@ def conversation_key(request: dict[str, Any]) -> str:
 
 
 def _planner() -> Responder:
-    """The deterministic planner, imported on first use."""
+    """The deterministic planner, imported on first use (final answers shaped by `response_format`)."""
     from .planner import plan
+    from .structured import structured
 
-    return plan
+    return structured(plan)
 
 
 def _pitfall(name: str) -> Callable[[], Responder]:
     """A builder for one of the misbehaving personas, looked up in `pitfalls.BUILDERS` on first use."""
     def build() -> Responder:
         from .pitfalls import BUILDERS
+        from .structured import structured
 
-        return BUILDERS[name]()
+        return structured(BUILDERS[name]())
     return build
 
 
