@@ -74,9 +74,8 @@ def search_flights(search_flights: Any) -> CheckResult:
         flights(*args, **kwargs)
         return (f"the model called search_flights({json.dumps(calls[0][1], ensure_ascii=False)}), and your tool "
                 "ran with those arguments")
-    return run_check(1, test, "Put @tool above the function, give each parameter a type (and max_stops its default), "
-                              "and write a docstring: a first line saying what the tool does, then an Args: "
-                              "section.", recipe=hint.recipes[1])
+    return run_check(1, test, "Everything this needs is in get_weather at the top of the lesson: the decorator, "
+                              "the type hints, the docstring.", recipe=hint.recipes[1])
 
 
 def book_room(book_room: Any) -> CheckResult:
@@ -113,8 +112,7 @@ def book_room(book_room: Any) -> CheckResult:
                 continue
             raise AssertionError(f"{bad} should be refused before book_room runs")
         return f"the schema carries the limits, bad bookings are refused before book_room runs: {confirmation!r:.60}"
-    return run_check(2, test, "A Pydantic model with three fields, each `= Field(..., description=...)` with its "
-                              "limits, and a @tool whose one parameter has that model as its type.",
+    return run_check(2, test, "Section 4's Address and shipping_quote are the pattern to follow.",
                      recipe=hint.recipes[2])
 
 
