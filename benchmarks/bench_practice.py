@@ -6,7 +6,8 @@ p90; target < 5 ms) and the streaming time to first chunk (target < 5 ms). Uses 
 and says which. A report, not a timed test.
 
 `python benchmarks/bench_practice.py --large [MODEL]` instead sends each of `LARGE` once (huge
-tool lists, 15,000 parameters, enum and nesting bombs, thousands of calls...) and reports the
+tool lists, 15,000 parameters, enum and nesting bombs, thousands of calls, a huge strict
+`response_format`, a conversation full of keys...) and reports the
 status and the time each took (target: well under a second, or a refusal).
 """
 from __future__ import annotations
@@ -99,6 +100,21 @@ def _large() -> dict[str, Callable[[], dict]]:
                 "name": "get_user", "arguments": '{"name":"张三"}'}}]},
             {"role": "tool", "tool_call_id": "c1", "content": "user " * (size // 5)}]}
 
+    def strict_schema(width: int, depth: int) -> dict:
+        schema: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "minItems": 50}
+        for _ in range(depth):
+            schema = {"type": "object", "additionalProperties": False, "required": [f"k{i}" for i in range(width)],
+                      "properties": {f"k{i}": schema for i in range(width)}}
+        return _ask("北京天气，用 JSON 回答", response_format={"type": "json_schema", "json_schema": {
+            "name": "bomb", "strict": True, "schema": schema}})
+
+    def many_secrets(n: int) -> dict:
+        system = [{"role": "system", "content": f"API key {i}: sk-{i:08d}abcdef, 身份证号 11010519491231002X"}
+                  for i in range(n)]
+        return {"model": "practice", "tools": [_tool("find_bookings", {
+            "id_number": {"type": "string"}, "api_key": {"type": "string"}}, "查机票")],
+            "messages": [*system, {"role": "user", "content": "帮我查一下我订的机票"}]}
+
     return {
         "1 tool, 15,000 parameters": lambda: many_params(15_000),
         "1 tool, 100,000 parameters": lambda: many_params(100_000),
@@ -112,6 +128,8 @@ def _large() -> dict[str, Callable[[], dict]]:
         "10,000 calls in one message": lambda: many_calls(10_000),
         "a 4 MB tool result, 64 ids to find": lambda: huge_result(4_000_000),
         "a 100,000-character question": lambda: _ask(long * 5, TOOLS),
+        "strict json_schema, 8 wide x 5 deep": lambda: strict_schema(8, 5),
+        "20,000 system messages with keys": lambda: many_secrets(20_000),
     }
 
 

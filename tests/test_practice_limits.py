@@ -205,3 +205,32 @@ def test_many_missing_parameters_are_listed_briefly():
     params = {f"param_{i}": {"type": "string", "description": "一段很长的说明。" * 100} for i in range(50)}
     reply = plan(ask("明天天气怎么样？", [tool("get_weather", params, "查询天气")])).content
     assert reply.count("param_") == filling_listed() and "等" in reply and len(reply) < 1500
+
+
+# -----------------------------------------------------------------------------
+# the newer readers: secrets in the rest of the conversation, response_format schemas
+
+
+def test_secrets_are_read_from_the_latest_max_context_messages_only():
+    system = [{"role": "system", "content": f"API key {i}: sk-{i:08d}abcdef"} for i in range(5_000)]
+    request = {"model": "practice", "messages": [*system, {"role": "user", "content": "我的账户余额是多少？"}],
+               "tools": [tool("get_balance", {"api_key": {"type": "string"}}, "查询账户余额")]}
+    s = analyse(request)
+    assert len(s.context) == situation.MAX_CONTEXT == 16
+    assert plan(request) == plan({**request, "messages": request["messages"][-situation.MAX_CONTEXT - 1:]})
+    assert json.loads(plan(request).tool_calls[0].arguments) == {"api_key": f"sk-{5_000 - 16:08d}abcdef"}
+
+
+def test_a_strict_schema_is_checked_and_filled_within_its_caps(monkeypatch):
+    from mini_framework.practice import structured
+
+    schema: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "minItems": 50}
+    for _ in range(5):
+        schema = {"type": "object", "additionalProperties": False, "required": [f"k{i}" for i in range(8)],
+                  "properties": {f"k{i}": schema for i in range(8)}}
+    request = ask("北京天气，用 JSON 回答", [], response_format={"type": "json_schema", "json_schema": {
+        "name": "bomb", "strict": True, "schema": schema}})
+    checks.check_response_format(request)                      # 8**5 objects: the check stops at its cap
+    resolved = count_calls(monkeypatch, structured, "resolve")
+    structured.document(request, "ok")
+    assert resolved[0] <= 2 * structured.MAX_NODES + 2                  # each build, and each array's items
