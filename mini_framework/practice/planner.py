@@ -20,7 +20,20 @@ It is a pipeline of small pure functions, one module per stage, so the misbehavi
 Chaining is one rule: a required argument missing from the request is looked up in earlier
 results (key `user_id`, or key `id` in the result of a tool whose name says `user`); when it is
 not there yet, the tools that could *produce* it are planned first. A call (same name, same
-arguments) is never repeated after the latest user message, so every run ends.
+arguments) is not repeated after the latest user message, and after `planning.MAX_ROUNDS`
+rounds the planner answers, so every run ends.
+
+Well-behaved is not perfect: the `practice` persona falls into the pitfalls real models fall
+into, each one deterministic and written down where it happens, so a lesson can show it and
+then the fix:
+
+    ranking     a vague description loses to a better-described tool; one that contradicts the
+                request loses outright (descriptions decide, names alone count half)
+    planning    no `required` list: the first call leaves every argument out; a description that
+                doubts its result ('如有疑问请再次调用确认') makes it call again, round after round
+    filling     a key, password or ID number in the conversation goes into an `api_key`,
+                `password` or `id_number` argument
+    answers     asked the date with no clock tool, it names a confident, wrong one
 
 Concessions: no real language understanding (see `language.py`); one fan-out dimension per tool;
 optional object parameters are never filled; answers list results (intermediate steps of a chain

@@ -82,7 +82,7 @@ class OfferedTool:
     about none of them finds the description saying the tool does something else (`ranking.contradicts`)."""
     lists_required: bool = True
     """Whether the schema has a `required` list at all (without one, every parameter reads as optional:
-    `planning` leaves them all out of the first call, see `pitfall_calls`)."""
+    `planning` leaves them all out of the tool's first call, as its module docstring explains)."""
 
 
 @dataclass(frozen=True)
