@@ -501,9 +501,20 @@ def test_a_text_result_is_relayed_without_quotes_in_quotes():
     ({"status": "error", "error": "天气服务暂时查不到深圳，请尝试查询其他城市（支持：北京、上海）"},
      "查询深圳的天气失败：天气服务暂时查不到深圳，请尝试查询其他城市（支持：北京、上海）。"),
     ({"error": "Unknown tool 'get_weather'. Available tools: add_numbers."}, "查询深圳的天气失败：没有这个工具。"),
+    ({"status": "error", "error": "Invalid arguments for get_weather:\n- city: got [\"深圳\"]; expected a string\n"
+                                  "Fix these arguments and call get_weather again."}, "查询深圳的天气失败：调用参数不对。"),
 ])
 def test_a_failed_call_is_one_sentence_in_the_users_language(output, expected):
     assert answer_after("深圳天气怎么样？", WEATHER, [("get_weather", {"city": "深圳"})], [output]) == expected
+
+
+def test_labels_of_several_values_are_joined_in_the_users_language():
+    call = [("search_flights", {"origin": "Paris", "destination": "London", "date": "2025-03-01"})]
+    assert answer_after("flights from Paris to London on 2025-03-01", FLIGHTS, call, [[]]) == \
+        "Paris, London, 2025-03-01: no results (empty list)."
+    call = [("search_flights", {"origin": "上海", "destination": "东京", "date": "下周五"})]
+    flights = [{"flight": "MU523", "departure": "08:30", "price": 1299.0}]
+    assert answer_after("下周五从上海飞东京的航班", FLIGHTS, call, [flights]) == "上海、东京、下周五：MU523（出发 08:30，价格 1299）。"
 
 
 def test_a_failed_call_in_english():

@@ -216,18 +216,18 @@ def _fold(calls: list[Call]) -> list[Call]:
     return list(folded.values())
 
 
-def _label(call: Call, shown: list[Call], request_text: str) -> str:
+def _label(call: Call, shown: list[Call], request_text: str, zh: bool = True) -> str:
     """What a result is about: the entity ('北京'), the values that tell same-tool results apart, or ''."""
     plain = {k: v for k, v in call.arguments.items() if not isinstance(v, (dict, list))}
     siblings = [c for c in shown if c.name == call.name]
     if len(siblings) > 1:
         differing = [k for k, v in plain.items() if any(c.arguments.get(k) != v for c in siblings)]
         if differing:
-            return "，".join(short(plain[k]) for k in differing)
+            return ("，" if zh else ", ").join(short(plain[k]) for k in differing)
     if len(plain) == 1:
         return short(next(iter(plain.values())))
     asked = [short(v) for v in plain.values() if not isinstance(v, bool) and str(v) and str(v) in request_text]
-    return "、".join(asked) if 0 < len(asked) <= 3 else ""
+    return ("、" if zh else ", ").join(asked) if 0 < len(asked) <= 3 else ""
 
 
 def _consumed(call: Call, later: list[Call], request_text: str) -> bool:
@@ -262,7 +262,7 @@ def _comparison(s: Situation, shown: list[Call]) -> str:
     key = next((k for k in common if tags_of(k) & s.request.tags), common[0])
     low = bool(LOWER_IS_ASKED.search(s.request.text))
     target = (min if low else max)(r[key] for _, r in rows)
-    winners = [_label(c, shown, s.request.text) for c, r in rows if r[key] == target]
+    winners = [_label(c, shown, s.request.text, s.zh) for c, r in rows if r[key] == target]
     label, unit = key_label(key, s.zh)
     value = with_unit(number(target), unit)
     if s.zh:
@@ -401,7 +401,7 @@ def answer_from_results(s: Situation) -> str:
     lines: list[str] = []
     merged: dict[str, int] = {}                 # label -> the line several tools' results about it share
     for c in shown:
-        label, err, tool = _label(c, shown, s.request.text), error_of(c), tools.get(c.name)
+        label, err, tool = _label(c, shown, s.request.text, s.zh), error_of(c), tools.get(c.name)
         if c.result is None:
             lines.append(f"{label}：没有收到结果" if s.zh else f"{label}: no result came back")
             continue

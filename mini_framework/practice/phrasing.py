@@ -279,6 +279,30 @@ def _first_sentence(text: str, limit: int) -> str:
     return head if len(head) <= limit else head[:limit] + "…"
 
 
+_INSTRUCTION = re.compile(r"(?i)^(?:fix|try|please|use|do not|don't|check|call|tell|answer|retry|请|不要|可以)\b")
+
+
+def _for_the_user(text: str) -> str:
+    """An error without the lines that instruct the model ('Fix these arguments and call … again.').
+
+    >>> _for_the_user("Invalid arguments for f:\\n- city: expected a string\\nFix these arguments and call f again.")
+    'Invalid arguments for f: city: expected a string'
+    """
+    lines = [line.strip().lstrip("-*• ").strip() for line in str(text).splitlines()]
+    kept = [line for line in lines if line and not _INSTRUCTION.match(line)]
+    return " ".join(kept or lines)
+
+
+def mostly_chinese(text: str) -> bool:
+    """Whether Chinese characters make up a good share of a text's letters (a name in it is not enough).
+
+    >>> mostly_chinese("天气服务暂时查不到深圳"), mostly_chinese('city: got ["北京"]; expected a string')
+    (True, False)
+    """
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(1 for c in letters if has_cjk(c)) >= 0.3 * len(letters)
+
+
 def error_summary(text: str, zh: bool) -> str:
     """A tool's error for the user: short, and in Chinese for a Chinese answer when its kind is known.
 
@@ -288,11 +312,11 @@ def error_summary(text: str, zh: bool) -> str:
     ("工具内部出错（KeyError: 'city'）", '天气服务暂时查不到深圳')
     >>> error_summary("upstream timeout", False), error_summary("Unknown tool 'x'. Available: a, b.", False)
     ('upstream timeout', "Unknown tool 'x'")
+    >>> error_summary('Invalid arguments for f:\\n- city: got ["北京"]; expected a string\\nFix them.', True)
+    '调用参数不对'
     """
-    flat = " ".join(str(text).split())
-    if not zh:
-        return _first_sentence(flat, ERROR_DETAIL)
-    if has_cjk(flat):
+    flat = " ".join(_for_the_user(text).split())
+    if not zh or mostly_chinese(flat):
         return _first_sentence(flat, ERROR_DETAIL)
     exception = _EXCEPTION.search(flat)
     if exception:
