@@ -400,6 +400,7 @@ def answer_from_results(s: Situation) -> str:
     tools = {t.name: t for t in s.tools}
     lines: list[str] = []
     merged: dict[str, int] = {}                 # label -> the line several tools' results about it share
+    said: dict[str, set[str]] = {}              # label -> the key=value pairs that line says already
     for c in shown:
         label, err, tool = _label(c, shown, s.request.text, s.zh), error_of(c), tools.get(c.name)
         if c.result is None:
@@ -415,8 +416,12 @@ def answer_from_results(s: Situation) -> str:
         result = _unwrap(c.result)
         if isinstance(result, dict) and len(result) > 1 and label in {short(v) for v in c.arguments.values()}:
             result = {k: v for k, v in result.items() if short(v) != label}      # the label already says it
+        if isinstance(result, dict) and label and label in merged:      # said once is enough ('city 北京')
+            result = {k: v for k, v in result.items() if f"{k}={canonical_json(v)}" not in said[label]} or result
         orders = bool(tool and tool.features & {"#order", "#shipping"})
         body = render(result, s.zh, orders=orders)
+        if isinstance(result, dict) and label:
+            said.setdefault(label, set()).update(f"{k}={canonical_json(v)}" for k, v in result.items())
         if isinstance(result, dict) and label and label in merged:
             lines[merged[label]] += ("，" if s.zh else ", ") + body
             continue
