@@ -67,3 +67,8 @@ def test_lesson_structure(solution):
     assert re.match(r"# \d\d[a-z]? · ", markdown), "a title '# NN · ...' (an optional part: '# NNb · ...')"
     for heading in ("## Learning goals", "```mermaid", "## Exercises", "## What you built"):
         assert heading in markdown, f"missing {heading!r}"
+
+
+def test_every_diagram_is_also_in_words():
+    from course.diagrams import update
+    assert update(check=True) == [], "run: python -m course.diagrams, then python -m course.build_lessons"
