@@ -990,3 +990,165 @@ def test_secrets_in_the_conversation_are_copied_into_the_arguments():
 def test_without_the_secret_the_model_asks_for_it():
     reply = plan(body([user("我的身份证号是 11010519491231002X，帮我查一下我订的机票。")], [BOOKINGS_TOOL]))
     assert not reply.tool_calls and "api_key" in reply.content
+
+
+# small talk, enums and conversions: what a well-behaved model does with them
+
+def shop_tools() -> list[dict]:
+    """The shop's three tools exactly as lesson 06 sends them."""
+    from course.shop import Shop, create_shop
+    return [t.to_openai_tool() for t in Shop(create_shop()).tools]
+
+
+AFTER_A_LOOKUP = [user("帮我查一下张三的信息"), called(("get_user_info", {"user_name": "张三"})),
+                  result({"user_id": 1001, "name": "张三", "city": "北京"}),
+                  {"role": "assistant", "content": "张三：用户ID 1001，城市 北京。"}]
+
+
+@pytest.mark.parametrize("said, reply_starts", [
+    ("谢谢！", "不客气"), ("好的，谢谢", "不客气"), ("thank you", "You're welcome"), ("Thanks!", "You're welcome"),
+    ("好的", "好的！"), ("OK", "Sure!"), ("收到", "好的！"), ("嗯嗯", "好的！"), ("你好", "你好！"), ("Hello there!", "Hello!"),
+    ("再见", "再见！"), ("bye", "Goodbye!")])
+def test_small_talk_after_a_lookup_is_answered_and_never_an_argument(said, reply_starts):
+    for history in (AFTER_A_LOOKUP, []):
+        reply = plan(body(history + [user(said)], shop_tools()))
+        assert not reply.tool_calls, f"{said!r} called {calls_of(reply)}"
+        assert reply.content.startswith(reply_starts), reply.content
+
+
+def test_small_talk_is_not_made_into_an_argument_even_when_a_call_is_forced():
+    for said in ("谢谢！", "OK", "好的"):
+        forced = plan(body(AFTER_A_LOOKUP + [user(said)], shop_tools(), tool_choice="required"))
+        assert calls_of(forced) == [("get_user_info", {"user_name": "张三"})]       # the last lookup again
+        forced = plan(body([user(said)], shop_tools(), tool_choice={"type": "function",
+                                                                       "function": {"name": "get_user_info"}}))
+        assert calls_of(forced) == [("get_user_info", {"user_name": "user_name"})]   # visibly made up
+
+
+def test_small_talk_words_are_not_names():
+    from mini_framework.practice.language import read
+    for text in ("谢谢！", "好的，谢谢", "查余额", "帮我查一下余额", "许多人在问"):
+        assert read(text).of_kind("person") == [], text
+    assert [e.value for e in read("张三的余额是多少").of_kind("person")] == ["张三"]
+    assert [e.value for e in read("用户余华的订单").of_kind("person")] == ["余华"]    # 余 is still a surname
+    assert [e.value for e in read("谢谢，那李四呢？").of_kind("person")] == ["李四"]
+
+
+def test_a_balance_question_is_about_the_balance_not_a_person_named_yu():
+    balance = fn("get_balance", "查询用户的账户余额", {"user_name": {"type": "string", "description": "用户姓名"}})
+    reply = plan(body([user("查余额")], [balance]))
+    assert not reply.tool_calls and reply.content.startswith("要调用 get_balance，我还需要知道：user_name")
+    assert calls_of(plan(body([user("张三的余额是多少")], [balance]))) == [("get_balance", {"user_name": "张三"})]
+
+
+RATE = fn("get_exchange_rate", "查询一种外币兑人民币的当前汇率（每 1 单位外币合多少元）",
+          {"currency": {"type": "string", "enum": ["USD", "EUR", "JPY"], "description": "外币代码"}})
+RATE_EN = fn("get_exchange_rate", "Get the exchange rate of a currency",
+             {"currency": {"type": "string", "enum": ["USD", "EUR", "JPY"]}})
+
+
+def test_an_enum_gets_a_member_the_request_names_never_another_value():
+    for question in ("1美元现在能换多少人民币？", "100 dollars in yuan?", "现在的美元汇率是多少？"):   # not CNY as well
+        assert calls_of(plan(body([user(question)], [RATE]))) == [("get_exchange_rate", {"currency": "USD"})]
+    for tool in (RATE, RATE_EN):
+        assert calls_of(plan(body([user("What's the exchange rate of the US dollar?")], [tool]))) == [
+            ("get_exchange_rate", {"currency": "USD"})]
+        assert calls_of(plan(body([user("欧元和日元的汇率")], [tool]))) == [
+            ("get_exchange_rate", {"currency": "EUR"}), ("get_exchange_rate", {"currency": "JPY"})]
+    for question in ("人民币汇率是多少？", "英镑汇率是多少？"):        # a currency the enum does not have: ask
+        reply = plan(body([user(question)], [RATE]))
+        assert not reply.tool_calls
+        assert reply.content == "要调用 get_exchange_rate，我还需要知道：currency（外币代码；可选：USD、EUR、JPY）。请补充后再问我一次。"
+
+
+def test_a_numeric_enum_gets_a_member_or_is_left_out():
+    tool = fn("get_forecast", "查询城市未来几天的天气预报",
+              {"city": {"type": "string", "description": "城市"},
+               "days": {"type": "integer", "enum": [1, 3, 7], "description": "预报天数"}}, ["city"])
+    assert calls_of(plan(body([user("北京未来3天的天气")], [tool]))) == [("get_forecast", {"city": "北京", "days": 3})]
+    assert calls_of(plan(body([user("北京未来5天的天气")], [tool]))) == [("get_forecast", {"city": "北京"})]
+    required = fn("get_forecast", "查询城市未来几天的天气预报",
+                  {"city": {"type": "string", "description": "城市"},
+                   "days": {"type": "integer", "enum": [1, 3, 7], "description": "预报天数"}})
+    reply = plan(body([user("北京未来5天的天气")], [required]))
+    assert not reply.tool_calls and "可选：1、3、7" in reply.content
+    assert calls_of(plan(body([user("北京未来3天或5天的天气")], [required]))) == [
+        ("get_forecast", {"city": "北京", "days": 3})]                  # no fan-out to 5, which is not a member
+
+
+def _enum_problems(value, schema: dict, root: dict, path: str = "") -> list[str]:
+    """Where a value breaks an enum of its schema (nested objects and arrays included)."""
+    from mini_framework.practice.schemas import resolve
+    schema = resolve(schema, root)
+    problems = []
+    if isinstance(schema.get("enum"), list) and value not in schema["enum"]:
+        problems.append(f"{path}={value!r} not in {schema['enum']}")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            problems += _enum_problems(v, (schema.get("properties") or {}).get(k, {}), root, f"{path}.{k}")
+    if isinstance(value, list):
+        problems += [p for v in value for p in _enum_problems(v, schema.get("items") or {}, root, f"{path}[]")]
+    return problems
+
+
+ENUM_TOOLS = [
+    RATE, RATE_EN,
+    fn("convert_currency", "把一笔钱从一种货币换算成另一种货币",
+       {"amount": {"type": "number"}, "from_currency": {"type": "string", "enum": ["CNY", "USD", "EUR", "JPY"]},
+        "to_currency": {"type": "string", "enum": ["CNY", "USD", "EUR", "JPY"]}}),
+    fn("get_weather", "Get the weather for a city", {"city": {"type": "string", "enum": ["北京", "上海"]},
+                                                      "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}),
+    fn("list_orders", "列出订单", {"status": {"type": "array", "items": {"enum": ["pending", "shipped"]}}}),
+    fn("book_rooms", "预订酒店房间", {"hotel": {"type": "object", "required": ["city", "rooms"], "properties": {
+        "city": {"type": "string", "enum": ["上海", "东京"]}, "rooms": {"type": "integer", "enum": [1, 2]}}}}),
+]
+
+
+@pytest.mark.parametrize("question", [
+    "1美元现在能换多少人民币？", "100英镑换成韩元", "100 pounds in won?", "深圳和北京天气怎么样？用开尔文", "London weather in celsius",
+    "已取消和已发货的订单", "在大阪订3间房", "在东京订2间房", "帮我查一下订单", "人民币兑美元", "50欧元和80美元换成日元"])
+def test_no_call_sends_a_value_outside_an_enum(question):
+    for choice in ("auto", "required"):
+        reply = plan(body([user(question)], ENUM_TOOLS, tool_choice=choice))
+        schemas = {t["function"]["name"]: t["function"]["parameters"] for t in ENUM_TOOLS}
+        for name, args in calls_of(reply):
+            assert _enum_problems(args, schemas[name], schemas[name]) == [], (question, name, args)
+
+
+CONVERT_CURRENCY = fn(            # lesson 05's solution
+    "convert_currency", "把一笔钱从一种货币换算成另一种货币（按当天汇率）",
+    {"amount": {"type": "number", "description": "要换算的金额，例如 100"},
+     "from_currency": {"type": "string", "enum": ["CNY", "USD", "EUR", "JPY"],
+                       "description": "这笔钱原来的货币：CNY 人民币、USD 美元、EUR 欧元、JPY 日元"},
+     "to_currency": {"type": "string", "enum": ["CNY", "USD", "EUR", "JPY"], "description": "要换成的货币，代码同上"}})
+RATES = {"CNY": 1.0, "USD": 7.1, "EUR": 7.7, "JPY": 0.047}
+
+
+def convert_money(name: str, args: dict) -> float:
+    return round(args["amount"] * RATES[args["from_currency"]] / RATES[args["to_currency"]], 2)
+
+
+def test_a_conversion_is_answered_in_words():
+    usd_to_cny = [[("convert_currency", {"amount": 100, "from_currency": "USD", "to_currency": "CNY"})]]
+    assert drive("100美元换成人民币是多少？", [CONVERT_CURRENCY], convert_money) == (usd_to_cny, "100 美元约合 710 元人民币。")
+    assert drive("How much is 100 US dollars in yuan?", [CONVERT_CURRENCY], convert_money) == (
+        usd_to_cny, "100 USD is about 710 CNY.")
+    assert drive("100美元换成人民币是多少？", [CONVERT_CURRENCY], lambda n, a: {"result": 710.0})[1] == \
+        "100 美元约合 710 元人民币。"
+    assert drive("200欧元能换多少日元？", [CONVERT_CURRENCY], convert_money)[1] == "200 欧元约合 32765.96 日元。"
+    temperature = fn("convert_temperature", "Convert a temperature between units",
+                     {"value": {"type": "number"}, "from_unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                      "to_unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}})
+    assert drive("What is 30 celsius in fahrenheit?", [temperature], lambda n, a: 86)[1] == "30°C is about 86°F."
+    assert drive("30摄氏度是多少华氏度？", [temperature], lambda n, a: 86)[1] == "30 摄氏度约合 86 华氏度。"
+    plain = fn("convert", "Convert an amount of money from one currency to another",      # no enum, English names
+               {"amount": {"type": "number"}, "from": {"type": "string"}, "to": {"type": "string"}})
+    assert drive("Convert 100 USD to EUR", [plain], lambda n, a: 92.5)[1] == "100 USD is about 92.5 EUR."
+
+
+def test_only_a_conversion_is_worded_as_one():
+    fare = fn("get_fare", "查询两个城市之间的机票价格",
+              {"origin": {"type": "string", "description": "出发城市"}, "destination": {"type": "string",
+               "description": "目的城市"}, "passengers": {"type": "integer", "description": "乘客人数"}})
+    answer = drive("从北京到上海2位乘客的机票多少钱？", [fare], lambda n, a: 1200)[1]
+    assert "约合" not in answer and "1200" in answer

@@ -1,6 +1,7 @@
 """Stage 5 of the planner: the text reply, in the user's language, worded as an assistant would.
 
     compose_answer(s)   from the results when calls were made; else a greeting, a thank-you, a
+                        goodbye or an 'OK' for small talk (never a call: `planning`), a
                         question for the inputs a tool still needs, a confident (made-up) date for
                         a date question nobody gave it a clock for, or an honest "no tool fits"
     render(value, zh)   a JSON result as a short readable phrase ('温度 22°C，天气 晴')
@@ -12,6 +13,8 @@ How an answer is put together:
   to the orders is left out; so is a failure that a later call of the same tool put right),
   labelled by what it is about ('北京：…'); several tools asked about the same thing make one
   line ('北京：温度 22，湿度 35，风力 东北风3级，空气质量指数 160');
+- a conversion reads as one ('100 美元约合 710 元人民币。' / '100 USD is about 710 CNY.'), from the
+  parameters' roles and the values' kinds;
 - a computation reads as one ('123 加 456 等于 579。' / '123 + 456 = 579.'; '按原价 200、折扣系数
   0.8 计算，结果是 160。' when the tool's words name no single operation);
 - a text result is relayed as it is (no quotes around it, no label when it already names its
@@ -38,7 +41,7 @@ import json
 import re
 from typing import Any
 
-from .filling import fill_arguments
+from .filling import fill_arguments, param_kind, param_role
 from .language import (
     COMPARE,
     LOWER_IS_ASKED,
@@ -46,8 +49,7 @@ from .language import (
     TIME_QUESTION,
     has_cjk,
     is_date_question,
-    is_greeting,
-    is_thanks,
+    small_talk,
     tags_of,
 )
 from .phrasing import (
@@ -59,11 +61,13 @@ from .phrasing import (
     number,
     operator_words,
     status_word,
+    value_kind,
+    value_name,
     with_unit,
 )
 from .planning import call_key, next_calls
 from .ranking import relevant_tools
-from .schemas import Param
+from .schemas import Param, enum_of
 from .situation import TRUNCATE, Call, OfferedTool, Situation, error_of, scalars
 from .wire import canonical_json
 
@@ -313,6 +317,40 @@ def _computation(call: Call, tool: OfferedTool | None, zh: bool) -> str | None:
     return f"With {_joined(given, False)}, the result is {answer}"
 
 
+def _conversion(call: Call, tool: OfferedTool | None, zh: bool) -> str | None:
+    """'100 美元约合 710 元人民币' / '100 USD is about 710 CNY' for a call that converted an amount from one value
+    of a kind (a currency, a unit) to another; None for any other call.
+
+    Read from the parameters, never the tool's name: one number (the amount), two values of one kind whose
+    parameters say which end they are (`from_currency` / `to_currency`, 'source unit' / '目标单位'), and a
+    number as the result.
+    """
+    value = _unwrap(call.result)
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))          # {"result": 710}
+    result = as_number(value)
+    if tool is None or result is None:
+        return None
+    amounts, ends = [], {}
+    for p in tool.params:
+        if p.name not in call.arguments:
+            continue
+        v, role = call.arguments[p.name], param_role(p)
+        known = value_kind(v)
+        kind = known[0] if known else param_kind(p)
+        if role and kind in ("currency", "unit") and isinstance(v, str):
+            ends[role] = (kind, v)
+        elif as_number(v) is not None:
+            amounts.append(as_number(v))
+    if len(amounts) != 1 or set(ends) != {"from", "to"} or ends["from"][0] != ends["to"][0]:
+        return None
+    amount, answer = number(amounts[0] or 0), number(result)
+    source, target = value_name(ends["from"][1], zh), value_name(ends["to"][1], zh)
+    if zh:
+        return f"{amount} {source}{' ' if source[-1:].isascii() else ''}约合 {answer} {target}"
+    return f"{with_unit(amount, source)} is about {with_unit(answer, target)}"
+
+
 def _doing(call: Call, tool: OfferedTool | None, label: str, zh: bool) -> str:
     """What a call was doing: '计算 123 加 456' for arithmetic, else `phrasing.action` ('查询深圳的天气')."""
     op = operator_words(tool.features) if tool else None
@@ -409,7 +447,7 @@ def answer_from_results(s: Situation) -> str:
         if err is not None:
             lines.append(_failure(c, tool, err, label, s.zh))
             continue
-        computed = _computation(c, tool, s.zh)
+        computed = _conversion(c, tool, s.zh) or _computation(c, tool, s.zh)
         if computed:
             lines.append(computed)
             continue
@@ -457,6 +495,24 @@ def _missing_inputs(s: Situation) -> tuple[OfferedTool, list[Param]] | None:
     return None
 
 
+def _wanted(p: Param, zh: bool) -> str:
+    """A missing input named for the user: its description, and the members an enum allows.
+
+    >>> _wanted(Param("currency", {"enum": ["USD", "EUR"]}, True, "外币代码"), True)
+    'currency（外币代码；可选：USD、EUR）'
+    >>> _wanted(Param("unit", {"enum": ["celsius", "fahrenheit"]}, True, ""), False)
+    'unit (one of: celsius, fahrenheit)'
+    """
+    members = enum_of(p.schema)
+    allowed = ("、" if zh else ", ").join(short(m) for m in members[:LISTED]) + (
+        ("等" if zh else ", …") if len(members) > LISTED else "")
+    parts = [_cut(p.description)] if p.description else []
+    parts += [("可选：" if zh else "one of: ") + allowed] if members else []
+    if not parts:
+        return p.name
+    return f"{p.name}（{'；'.join(parts)}）" if zh else f"{p.name} ({'; '.join(parts)})"
+
+
 def _would_call(name: str, arguments: dict, zh: bool) -> str:
     """A planned call named for a note: 'get_weather（北京）' / 'get_weather (北京)'."""
     values = [short(v) for v in arguments.values()]
@@ -478,10 +534,13 @@ def compose_answer(s: Situation) -> str:
         if would:
             listed = ("、" if zh else ", ").join(_would_call(n, a, zh) for n, a in would)
             return note + (f"如果可以调用工具，我会调用 {listed}。" if zh else f"Otherwise I would call {listed}.")
-    if is_thanks(s.request.text):
+    chat = small_talk(s.request.text)
+    if "thanks" in chat:
         return note + ("不客气！还有什么需要我用工具查的吗？" if zh
                        else "You're welcome! Anything else I can look up with the tools?")
-    if is_greeting(s.request.text):
+    if "goodbye" in chat:
+        return note + ("再见！有需要随时找我。" if zh else "Goodbye! Ask me any time.")
+    if "greeting" in chat:
         if zh:
             return note + "你好！我是离线练习模型（practice model），回答是确定的，不需要 API key。" + (
                 f"这次我可以使用这些工具：{names}。想让我做什么？" if s.tools
@@ -489,15 +548,16 @@ def compose_answer(s: Situation) -> str:
         return note + "Hello! I'm the offline practice model: deterministic, free, no API key needed. " + (
             f"The tools I can use this time: {names}. What would you like to do?" if s.tools
             else "This request has no tools, so all I can do is chat a little.")
+    if chat:                                                  # '好的', 'OK', '收到': an acknowledgement
+        return note + ("好的！还有什么需要我用工具查的吗？" if zh
+                       else "Sure! Anything else I can look up with the tools?")
     relevant = relevant_tools(s) if s.tools else []
     if is_date_question(s.request.text) and not relevant:
         return note + made_up_date(s)
     blocked = _missing_inputs(s) if s.choice.mode != "none" else None
     if blocked:
         tool, params = blocked
-        wanted = ("、" if zh else ", ").join(
-            (f"{p.name}（{_cut(p.description)}）" if zh else f"{p.name} ({_cut(p.description)})") if p.description
-            else p.name for p in params[:LISTED])
+        wanted = ("、" if zh else ", ").join(_wanted(p, zh) for p in params[:LISTED])
         wanted += ("等" if zh else ", …") if len(params) > LISTED else ""
         return (f"要调用 {tool.name}，我还需要知道：{wanted}。请补充后再问我一次。" if zh
                 else f"To use {tool.name} I still need: {wanted}. Tell me and ask again.")

@@ -13,6 +13,11 @@ gives origin 上海 and destination 东京 and the leftover free text goes to a 
 parameter the request cannot fill is looked up in earlier results (`values_from_results`:
 key `user_id`, or key `id` in the result of a tool whose name says `user`): that is all chaining is.
 
+An enum only ever gets one of its members, however it is filled (from the request, a fan-out, an
+earlier result): 美元 gives 'USD'; a value of the members' kind that is not a member ('人民币' for
+[USD, EUR, JPY], '5天' for days in [1, 3, 7]) leaves the parameter out, so a required one is asked
+for (`answers` lists the members) rather than sent outside the enum.
+
 Secrets are filled like any other value, as real models fill them: a parameter named `api_key`,
 `access_token`, `password` or `id_number` (or described as 密钥, 身份证号, ...) gets the key or ID
 number the user wrote, or the system prompt gave (`Situation.context`), so it travels in the
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -46,12 +52,14 @@ from .language import (
     stem,
     tags_of,
 )
-from .schemas import Param, json_type, params_of, read, resolve
+from .language import read as read_text
+from .schemas import Param, enum_of, json_type, params_of, read, resolve
 from .situation import MAX_RESULT_TEXT, Call, OfferedTool, Situation, error_of, once, scalars
 
 MAX_FANOUT = 5          # calls of one tool in one reply ("北京、上海、广州…", one per order id)
 MAX_FILLS = 256         # values one tool's filling may try (parameters, nested properties, list items)
 MAX_CANDIDATES = 64     # words of a description tried as the value it lists ('可选：pending、shipped')
+MAX_MEMBER = 64         # characters of an enum member read for its kind (`_unsupported`)
 
 _NAME_KINDS = {
     "email": "email", "mail": "email", "recipient": "email", "recipients": "email", "cc": "email", "bcc": "email",
@@ -139,8 +147,12 @@ def param_kind(p: Param) -> str:
     return "place" if any(_NAME_KINDS.get(w) == "place" for w in words) else "string"
 
 
-def _role(p: Param) -> str:
-    """'from' / 'to' when the parameter's name or description says which end it is."""
+def param_role(p: Param) -> str:
+    """'from' / 'to' when the parameter's name or description says which end it is.
+
+    >>> [param_role(Param(n, {}, True, d)) for n, d in [("from_currency", ""), ("x", "目标货币"), ("amount", "")]]
+    ['from', 'to', '']
+    """
     words = set(split_identifier(p.name)) | {w for w in _FROM_WORDS | _TO_WORDS if not w.isascii()
                                              and w in p.description}
     return "from" if words & _FROM_WORDS else "to" if words & _TO_WORDS else ""
@@ -245,21 +257,66 @@ def _enum_rank(value: Any, reading: Reading, shared: frozenset[str] = frozenset(
     return 2 if any(t[0] == "=" for t in found) else 1 if found else 0
 
 
-def _enum_value(p: Param, pool: _Pool, reading: Reading) -> Any:
-    """The enum member the request points at (an entity, a literal mention, a synonym); if required, the first."""
-    options = p.schema["enum"]
+def _member(e: Entity, options: list[Any]) -> Any:
+    """The enum member an entity stands for (itself, in any case, or a synonym: 美元 -> 'USD'), else _MISSING."""
     lowered = {str(v).lower(): v for v in options}
-    hit = pool.take(None, _role(p), lambda e: bool(_spellings(e) & lowered.keys()))
+    return next((lowered[n] for n in sorted(_spellings(e)) if n in lowered), _MISSING)
+
+
+def is_member(value: Any, options: list[Any]) -> bool:
+    """Whether a value is one of an enum's members (True is not 1, 2.0 is 2).
+
+    >>> is_member("USD", ["USD", "EUR"]), is_member("CNY", ["USD", "EUR"]), is_member(True, [1, 2]), is_member(2.0, [2])
+    (True, False, False, True)
+    """
+    return any(value == m and isinstance(value, bool) == isinstance(m, bool) for m in options)
+
+
+@lru_cache(maxsize=4096)
+def _kinds_of(member: str) -> frozenset[str]:
+    """The kinds of entity an enum member is, read as a request would be ('currency' for 'USD', 'city' for '北京')."""
+    return frozenset(e.kind for e in read_text(member).entities
+                     if e.start == 0 and e.end == len(member) and e.kind != "quoted")
+
+
+def _unsupported(p: Param, pool: _Pool, reading: Reading) -> bool:
+    """Whether the request names a value of the enum's kind that is not a member ('英镑' for [USD, EUR, JPY]).
+
+    Then no member fits: a careful model leaves the parameter out (or asks) rather than send another value.
+    A number counts only when the words around it point at this parameter ('5天' for `days`).
+    """
+    options = p.schema["enum"]
+    opposite = {"from": "to", "to": "from"}.get(param_role(p), "")
+    others = [e for e in pool.free if (not opposite or e.role != opposite) and _member(e, options) is _MISSING
+              and (e.kind != "number" or _affinity(e, p, reading))]
+    if not others:
+        return False                                        # the usual case: nothing to read the members for
+    kinds = frozenset().union(*(_kinds_of(str(v)[:MAX_MEMBER]) for v in options))
+    return any(e.kind in kinds for e in others)
+
+
+def _enum_value(p: Param, pool: _Pool, reading: Reading) -> Any:
+    """The enum member the request points at (an entity, a literal mention, a synonym); never a value outside it.
+
+    When the request names a value of the members' kind that is not one of them, none fits: missing. With no
+    evidence at all, a required one gets its default (a member) or the first member.
+    """
+    options = p.schema["enum"]
+    hit = pool.take(None, param_role(p), lambda e: _member(e, options) is not _MISSING)
     if hit:
-        return next(lowered[n] for n in sorted(_spellings(hit)) if n in lowered)
+        return _member(hit, options)
+    if _unsupported(p, pool, reading):
+        return _MISSING
+    taken = [_member(e, options) for e in pool.used]          # named already, for another parameter
     tags = [tags_of(str(v)) for v in options]
     shared = frozenset.intersection(*tags)
-    ranks = [_enum_rank(v, reading, shared, t) for v, t in zip(options, tags)]
+    ranks = [0 if is_member(v, taken) else _enum_rank(v, reading, shared, t) for v, t in zip(options, tags)]
     if max(ranks) > 0:
         return options[ranks.index(max(ranks))]
     if not p.required or p.schema.get("nullable"):
         return _MISSING                                    # no evidence: leave it out (or null in strict mode)
-    return p.schema.get("default", options[0])
+    default = p.schema.get("default", _MISSING)
+    return default if is_member(default, options) else options[0]
 
 
 def _described_values(p: Param) -> list[str]:
@@ -274,7 +331,7 @@ def _described_values(p: Param) -> list[str]:
 
 def _value_kind(p: Param, kind: str, pool: _Pool) -> Any:
     """A currency, unit, status or language: as the description lists it ('未发货'), else its code ('pending')."""
-    hit = pool.take((kind,), _role(p))
+    hit = pool.take((kind,), param_role(p))
     if hit is None:
         return _MISSING
     return next((c for c in _described_values(p) if f"={hit.value}" in tags_of(c)), hit.value)
@@ -360,7 +417,7 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
         return _text_value(p, pool, reading, optional)
     if kind in _POOL_KINDS:
         accept = (lambda e: e.kind != "number" or _numeric_ok(e, p, kind, reading)) if kind == "id" else None
-        hit = pool.take(_POOL_KINDS[kind], _role(p), accept)
+        hit = pool.take(_POOL_KINDS[kind], param_role(p), accept)
         return _convert(hit.text if hit.kind == "number" else hit.value, p) if hit else _MISSING
     # a string the name says nothing about: a value its description lists, else a quoted string or a code
     for candidate in _described_values(p):
@@ -451,10 +508,13 @@ def values_from_results(p: Param, s: Situation, consumer: str = "") -> list[Any]
             wanted = {t for t in s.request.tags if t in VALUE_KINDS}
             close = [(v, parent) for v, parent in found if wanted and isinstance(parent, dict) and any(
                 tags_of(str(x)) & wanted for x in parent.values() if isinstance(x, str))]
+            options = enum_of(p.schema)
+            lowered = {str(m).lower(): m for m in options}
             values: list[Any] = []
             for v, _ in (close or found):
-                if v is not None and _convert(v, p) not in values:
-                    values.append(_convert(v, p))
+                value = _convert(v, p) if not options else lowered.get(str(v).lower(), _MISSING)
+                if v is not None and value is not _MISSING and value not in values:
+                    values.append(value)                # an enum takes only its members
             return values[:MAX_FANOUT]
     return []
 
@@ -494,6 +554,8 @@ def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
     for p in sorted(tool.params, key=lambda q: (not q.required, _ORDER.index(kinds[q.name]))):
         before = len(pool.used)
         value = _fill(p, kinds[p.name], pool, tool, s.request, tool.root)
+        if kinds[p.name] == "enum" and value is not _MISSING and not is_member(value, p.schema["enum"]):
+            value = _MISSING                                # never a value outside the enum, whatever filled it
         if value is not _MISSING:
             args[p.name] = value
             if len(pool.used) == before + 1:
@@ -514,8 +576,11 @@ def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
         extra = [e for e in pool.free
                  if e.kind == entity.kind and (e.kind != "number" or _numeric_ok(e, p, kinds[name], s.request))]
         if len(same_kind) == 1 and extra and kinds[name] not in ("array", "text", "credential", "id_number"):
-            variants += [{**ordered, name: _convert(e.text if e.kind == "number" and kinds[name] == "id" else e.value,
-                                                    p)} for e in extra]
+            values = [_member(e, p.schema["enum"]) if kinds[name] == "enum" else _convert(
+                e.text if e.kind == "number" and kinds[name] == "id" else e.value, p) for e in extra]
+            values = [v for i, v in enumerate(values)
+                      if v is not _MISSING and v != ordered[name] and v not in values[:i]]
+            variants += [{**ordered, name: v} for v in values]    # an enum fans out over its members only
             break
     else:
         for name, values in from_results.items():           # one call per id found in a list result

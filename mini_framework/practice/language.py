@@ -11,8 +11,8 @@ topics ('#weather', '#order', ...) and values ('=USD', '=pending', '=celsius', .
 are what bridge an English question and a Chinese tool description (and the other way round).
 
 Concessions: the tables are small and hand-written; person names are guessed from a list of
-common surnames plus context; only the first `MAX_TEXT` characters of a message are read, and
-only its first `MAX_ENTITIES` entities are kept.
+common surnames plus context (minus common words that start with one: 余额, 谢谢); only the first
+`MAX_TEXT` characters of a message are read, and only its first `MAX_ENTITIES` entities are kept.
 """
 from __future__ import annotations
 
@@ -135,6 +135,11 @@ _CN_NOISE = re.compile("|".join(sorted(_CN_STOP, key=len, reverse=True)) + f"|[{
 _PERSON_NAMES = set("张三 李四 王五 赵六 钱七 孙八 小明 小红 小刚 小丽 小王 小李 小张 老王 老李 老张".split())
 _SURNAMES = set("王李张刘陈杨赵吴徐孙朱胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡余杜叶苏魏吕丁沈姚卢姜崔钟"
                 "谭汪范廖贾韦邹孟熊秦邱尹薛闫段雷侯陶黎贺顾郝龚邵严覃戴莫孔汤")
+# common words that begin with a surname's character: never a name ('查余额' asks for a balance, '谢谢' is thanks)
+_NOT_NAMES = set("""谢谢 谢绝 余额 余下 余数 余量 余款 许多 许可 许久 何时 何处 何必 何况 曾经 范围 范例 顾客
+顾问 钟头 钟表 钟点 严重 严格 杜绝 黎明 郑重 胡说 罗列 陈列 林业 叶子 熊猫 段落 雷雨 雷阵
+汤圆 莫名 孙子 张开 张贴 李子 朱红 贺卡 苏醒 丁点 韩元 韩国 韩语 韩文 宋体
+唐朝 秦朝 姜汤 沈阳""".split())
 _NAME_BEFORE = ("用户", "客户", "会员", "同事", "朋友", "员工", "同学", "看看", "给", "帮", "替", "叫", "问", "跟",
                 "和", "与", "让", "是", "查", "找", "请", "把", "、", "，", ",", " ", "：", ":")
 _NAME_AFTER = ("的", "最近", "先生", "女士", "老师", "同学", "经理", "买", "下单", "订", "发", "说", "在", "是", "和",
@@ -467,6 +472,7 @@ def _people(text: str, taken: bytearray) -> list[tuple[int, int, str]]:
                     name = run[i:i + size]
                     after = text[base + i + size:]
                     if (before_ok and len(name) == size and not (set(name[1:]) & _FUNCTION_CHARS)
+                            and name[:2] not in _NOT_NAMES
                             and not _SURFACES.match(name[1:]) and (not after or after.startswith(_NAME_AFTER))):
                         hit = name
                         break
@@ -620,9 +626,6 @@ def _read(text: str) -> Reading:
 # -----------------------------------------------------------------------------
 # small judgements about a whole message
 
-_GREETINGS = re.compile(r"(?i)^\s*(hi|hello|hey|hiya|howdy|good (morning|afternoon|evening)|greetings|你好|您好|"
-                        r"嗨|哈喽|hello there|hi there|早上好|下午好|晚上好|早安|在吗)"
-                        r"[\s!！,，.。~～?？]*(there|你好|呀|啊)?[\s!！,，.。~～?？]*$")
 _FILLERS = re.compile(r"(?i)^(?:\s|please|pls|can you|could you|would you|will you|help me|i want to|i'd like to|"
                       r"i would like to|tell me|show me|let me know|search for|search|look up|find|google|remind me to|"
                       r"remind me|提醒我|"
@@ -669,26 +672,59 @@ def is_date_question(text: str) -> bool:
     return bool(DATE_QUESTION.search(text or ""))
 
 
-_THANKS = re.compile(r"(?i)^\s*(thanks|thank you|thanks a lot|thx|ty|cheers|谢谢|谢谢你|多谢|谢啦|感谢|好的谢谢|"
-                     r"ok thanks)[\s!！,，.。~～]*$")
+# Small talk: a message made only of these words (and punctuation) asks for nothing, so no tool is
+# called and none of its words becomes an argument ('谢谢' is not a user name, 'OK' not a code).
+_SMALL_TALK_WORDS = {
+    "thanks": r"thanks(?: a lot| so much)?|thank you(?: (?:very|so) much)?|thx|ty|cheers|much appreciated|"
+              r"appreciate it|谢谢(?:你|您|啦|了)?|多谢|谢啦|感谢(?:你|您)?|辛苦(?:了|啦)?",
+    "greeting": r"hi|hello|hey|hiya|howdy|good (?:morning|afternoon|evening)|greetings|你好|您好|嗨|哈喽|"
+                r"早上好|下午好|晚上好|早安|在吗",
+    "goodbye": r"bye(?:[ -]bye)?|goodbye|good night|see you|see ya|再见|拜拜|回头见|晚安",
+    "ack": r"ok(?:ay)?|got it|sure|great|cool|perfect|nice|alright|all right|fine|understood|i see|good|"
+           r"好的|好吧|好滴|好嘞|好|嗯+|哦|噢|行|可以|收到|明白(?:了)?|知道了|了解|没问题|懂了|太好了|不错|棒",
+}
+_SMALL_TALK_TOKEN = re.compile("(?i)" + "|".join(f"(?P<{kind}>{words})(?![a-z])"
+                                         for kind, words in _SMALL_TALK_WORDS.items())
+                               + r"|(?P<filler>there|呀|啊|啦|哈|呢|[\s!！,，.。~～?？、:：;；)）(（]+)")
+
+
+def small_talk(text: str) -> frozenset[str]:
+    """What a message made only of small talk says ('thanks', 'greeting', 'goodbye', 'ack'); empty for anything else.
+
+    >>> sorted(small_talk("好的，谢谢！")), sorted(small_talk("OK")), small_talk("谢谢，那李四呢？")
+    (['ack', 'thanks'], ['ack'], frozenset())
+    """
+    text = (text or "").strip()
+    if not text or len(text) > 60:
+        return frozenset()
+    kinds: set[str] = set()
+    at = 0
+    for m in _SMALL_TALK_TOKEN.finditer(text):
+        if m.start() != at:
+            return frozenset()
+        at = m.end()
+        kinds.add(m.lastgroup or "filler")
+    if at != len(text):
+        return frozenset()
+    return frozenset(kinds - {"filler"})
 
 
 def is_thanks(text: str) -> bool:
-    """A message that only says thank you.
+    """A message that only says thank you (perhaps with an 'OK' or a goodbye).
 
-    >>> is_thanks('谢谢！')
-    True
+    >>> is_thanks('谢谢！'), is_thanks('thank you'), is_thanks('谢谢，那上海呢？')
+    (True, True, False)
     """
-    return bool(_THANKS.match(text or ""))
+    return "thanks" in small_talk(text)
 
 
 def is_greeting(text: str) -> bool:
-    """A message that only says hello.
+    """A message that only says hello (perhaps with an 'OK').
 
-    >>> is_greeting('你好！'), is_greeting('hi, weather?')
-    (True, False)
+    >>> is_greeting('你好！'), is_greeting('hi, weather?'), is_greeting('Hello there!')
+    (True, False, True)
     """
-    return bool(_GREETINGS.match(text or ""))
+    return "greeting" in small_talk(text)
 
 
 def salient(text: str) -> str:

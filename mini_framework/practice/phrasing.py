@@ -4,6 +4,7 @@
     key_label('temp_c', zh=True)      ('温度', '°C') a result key as a label, and the unit its name carries
     with_unit('22', '°C')             '22°C'
     status_word('pending', ...)       '待发货' / '待处理' for a Chinese answer; English answers keep the value
+    value_name('USD', zh=True)        '美元'        a currency or unit as said after a number ('CNY' -> '元人民币')
     action(call, tool, label, zh)     '查询深圳的天气' / 'get the weather for Shenzhen': what a call was doing
     error_summary(text, zh)           a tool's error, short, in the answer's language where it is a known kind
     operator_of(tool)                 '#add' when the tool's name or description says it adds, ...
@@ -24,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from .language import has_cjk, split_identifier
+from .language import VALUE_KINDS, VALUE_SURFACES, has_cjk, split_identifier, tags_of
 
 ERROR_DETAIL = 160      # characters of an error's detail kept in an answer
 
@@ -189,6 +190,44 @@ def is_status_key(key: str) -> bool:
     """
     words = split_identifier(key)
     return bool(words) and words[-1] in ("status", "state")
+
+
+# -----------------------------------------------------------------------------
+# values of a kind (currencies, units, ...) named in the answer's language
+
+_VALUE_NAMES = {    # where the first Chinese word of `language._VALUES` is not what an answer says after a number
+    "CNY": ("元人民币", "CNY"), "celsius": ("摄氏度", "°C"), "fahrenheit": ("华氏度", "°F"),
+}
+
+
+def value_kind(value: Any) -> tuple[str, str] | None:
+    """(kind, code) of a value the tables know ('美元' -> ('currency', 'USD')), else None.
+
+    >>> value_kind("usd"), value_kind("美元"), value_kind("celsius"), value_kind("meter")
+    (('currency', 'USD'), ('currency', 'USD'), ('unit', 'celsius'), None)
+    """
+    if not isinstance(value, str):
+        return None
+    found = sorted(t for t in tags_of(value) if t in VALUE_KINDS)
+    return (VALUE_KINDS[found[0]], found[0][1:]) if len(found) == 1 else None
+
+
+def value_name(value: Any, zh: bool) -> str:
+    """A currency or unit as an answer says it after a number: '美元' / 'USD', '元人民币' / 'CNY', '摄氏度' / '°C';
+    a value the tables do not know stays as sent.
+
+    >>> value_name("USD", True), value_name("usd", False), value_name("CNY", True), value_name("meter", True)
+    ('美元', 'USD', '元人民币', 'meter')
+    """
+    known = value_kind(value)
+    if known is None:
+        return str(value)
+    code = known[1]
+    if code in _VALUE_NAMES:
+        return _VALUE_NAMES[code][0 if zh else 1]
+    if zh:
+        return next((w for w in VALUE_SURFACES.get(code, ()) if has_cjk(w)), code)
+    return code
 
 
 # -----------------------------------------------------------------------------

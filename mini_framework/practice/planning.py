@@ -5,7 +5,9 @@
     forced_calls(s, n)   under a named or 'required' tool_choice: that tool, arguments invented
                          where the request has none (as real models do rather than break the schema)
 
-Three rules keep every run finite and sensible: a call (same name, same arguments) is never
+Small talk ('谢谢！', '好的', 'OK', '你好') is answered, never planned: none of its words is
+taken for an argument value ('谢谢' is not a user name). Three rules keep every run finite and
+sensible: a call (same name, same arguments) is never
 repeated after the latest user message (but see doubt, below); after MAX_ROUNDS rounds the
 planner answers whatever it has; a tool is left out when a clearly better one (OUTRANKED) uses
 the same values ('打八折' goes to the discount tool, not also to multiply).
@@ -35,7 +37,7 @@ import json
 from typing import Any
 
 from .filling import fill_arguments
-from .language import DOUBT, FINAL, STOP_REPEATING, describe, salient, split_identifier
+from .language import DOUBT, FINAL, STOP_REPEATING, describe, salient, small_talk, split_identifier
 from .ranking import rank_tools, relevant_tools
 from .schemas import Param, json_type
 from .situation import Call, OfferedTool, Situation, error_of, once
@@ -128,8 +130,8 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
     >>> next_calls(s)
     [('get_weather', {'city': '北京'})]
     """
-    if s.rounds >= MAX_ROUNDS:
-        return []
+    if s.rounds >= MAX_ROUNDS or small_talk(s.request.text):
+        return []                           # '谢谢！' / 'OK' asks for nothing: no tool, none of its words an argument
     done = {call_key(c.name, c.arguments) for c in s.calls}
     relevant = relevant_tools(s)
     budget = [MAX_EXPANSIONS]
@@ -193,7 +195,9 @@ def invented(p: Param, s: Situation) -> Any:
     """What a model forced to call a tool puts in a required argument it has no value for.
 
     Real models make something up rather than break the schema; so does this one, visibly: the
-    salient words of the request for a string, 0 for a number, the first member of an enum.
+    salient words of the request for a string, 0 for a number, the first member of an enum. Small
+    talk is never made into a value: a forced call after '谢谢！' repeats what the previous turn
+    sent under that parameter's name, or sends the name itself.
 
     >>> from mini_framework.practice.situation import analyse
     >>> s = analyse({"messages": [{"role": "user", "content": "Tell me a joke"}]})
@@ -203,6 +207,9 @@ def invented(p: Param, s: Situation) -> Any:
     kind = json_type(p.schema)
     if isinstance(p.schema.get("enum"), list) and p.schema["enum"]:
         return p.schema["enum"][0]
+    if small_talk(s.request.text):              # '谢谢！' is nobody's name: what was asked before, else the name
+        earlier = next((c.arguments[p.name] for c in reversed(s.previous) if p.name in c.arguments), None)
+        return p.name if earlier is None else earlier
     return {"integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}.get(
         kind, salient(s.request.text) or p.name)
 
