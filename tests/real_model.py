@@ -5,6 +5,9 @@ The "real provider" here is a practice server this test starts, configured the w
 such as "practice-sloppy" then become the configured model, as they would become `deepseek-chat`,
 so no cell can rely on a misbehaving persona. Outputs are not compared (a real model's are its
 own); every cell must run without an error. Only loopback is contacted.
+
+The notebooks are split over test_real_model_*.py so that test workers share the work (each
+file runs on one worker).
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ from mini_framework.practice import PracticeServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
+FIRST_HALF = SOLUTIONS[: len(SOLUTIONS) // 2]
+SECOND_HALF = SOLUTIONS[len(SOLUTIONS) // 2:]
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +32,7 @@ def provider():
         yield server
 
 
-@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.stem)
-def test_the_lesson_runs_against_a_configured_provider(path, provider, monkeypatch, tmp_path):
+def run_against_provider(path, provider, monkeypatch):
     monkeypatch.setenv("LLM_BASE_URL", provider.base_url)
     monkeypatch.setenv("LLM_API_KEY", "sk-test-real-provider-0123456789")
     monkeypatch.setenv("LLM_MODEL", "practice")
