@@ -1,7 +1,7 @@
 """Number words: read "1,000", "一百二十三", "1.2万" or "one hundred and five" as numbers.
 
 Two places need this. The framework's argument coercion turns a model's `{"a": "一百二十三"}`
-back into `123` (the article's §4.1 pitfall), and the practice model reads the numbers out of a
+back into `123` (lesson 04), and the practice model reads the numbers out of a
 learner's question ("A组本周新增客户35个，流失8个" -> 35, 8; see `practice/numbers.py`, which
 finds numbers in free text and spells them out, both on top of this module).
 

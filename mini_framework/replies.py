@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .display import quote
+from .tools import NAME_PATTERN
 
 __all__ = ["ModelReply", "ProviderError", "ToolCall", "read_reply"]
 
 MAX_QUOTED = 300  # characters of the provider's reply quoted in an error message
-_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # what the API accepts as a function name (as tools.NAME_PATTERN)
 _NOT_NAME = re.compile(r"[^a-zA-Z0-9_-]+")
 
 
@@ -232,7 +232,7 @@ def valid_name(name: Any) -> str:
     ('get_weather', 'functions_get_weather', 'unnamed_tool')
     """
     text = name.strip() if isinstance(name, str) else "" if name is None else str(name).strip()
-    if _NAME.fullmatch(text):
+    if NAME_PATTERN.fullmatch(text):
         return text
     cleaned = _NOT_NAME.sub("_", text).strip("_")[:64]
     return cleaned or "unnamed_tool"

@@ -1,11 +1,11 @@
-"""The misbehaving personas: the article's pitfalls, on demand and deterministic, so a lesson can show
+"""The misbehaving personas: the lessons' pitfalls, on demand and deterministic, so a lesson can show
 each failure and then the fix.
 
-    practice-sloppy       wrong types and broken JSON in the first call of each tool (article §4.1);
+    practice-sloppy       wrong types and broken JSON in the first call of each tool (lesson 04);
                           fixed once an error names the field, repeated after a vague one
     practice-hallucinate  first calls a tool that does not exist (get_current_weather, calculate_discount;
-                          §4.2); recovers once an error lists the real tools, gives up after 3 inventions
-    practice-loop         calls the same tool with the same arguments again and again (§4.3), until a
+                          lesson 05); recovers once an error lists the real tools, gives up after 3 inventions
+    practice-loop         calls the same tool with the same arguments again and again (lesson 06), until a
                           tool message says to stop repeating or the request has no tools to call
     practice-flaky        per conversation: a 429, then a 500, then the answer; both carry
                           `retry-after-ms: 20`, so the OpenAI SDK's default retries absorb them in
@@ -125,7 +125,7 @@ def distinct(calls: tuple[Call, ...]) -> tuple[Call, ...]:
 
 
 # -----------------------------------------------------------------------------
-# practice-sloppy: the article's {"a": "一百二十三", "b": 456}, and worse
+# practice-sloppy: number words where numbers belong ({"a": "一百二十三", "b": 456}), and worse
 
 BREAKAGES = ("trailing comma", "single quotes", "code fence", "missing brace")
 _BOOLEANS = {"是": True, "否": False, "yes": True, "no": False}
@@ -313,7 +313,7 @@ def sloppy(request: dict) -> Reply:
 
 
 # -----------------------------------------------------------------------------
-# practice-hallucinate: the article's calculate_discount, when only get_weather and add_numbers exist
+# practice-hallucinate: an invented calculate_discount, when only get_weather and add_numbers exist
 
 # what a request is about -> the tool a model expects to exist for it (the most specific concept first)
 INVENTIONS: list[tuple[tuple[str, ...], str, dict[str, tuple[str, str]]]] = [
@@ -406,7 +406,7 @@ def hallucinate(request: dict) -> Reply:
 
 
 # -----------------------------------------------------------------------------
-# practice-loop: the article's agent that re-checks the weather after every result
+# practice-loop: an agent that re-checks the weather after every result
 
 
 def loop(request: dict) -> Reply:
