@@ -141,7 +141,12 @@ def explain_errors(explain: Callable[[ValidationError, str], str]) -> CheckResul
                                "your message")
         messages += [first, {"role": "tool", "tool_call_id": call.id, "content": feedback}]
         retry = client.chat.completions.create(model=model, messages=messages, tools=tools).choices[0].message
-        fixed = json.loads(retry.tool_calls[0].function.arguments) if retry.tool_calls else None
+        if not retry.tool_calls:
+            raise AssertionError(
+                "the model didn't read your message as an error and answered instead of calling get_weather again: "
+                "say plainly that the arguments were wrong (e.g. 'Invalid arguments' or '参数有误') and ask it to "
+                f"call the tool again. It replied: {retry.content!r}")
+        fixed = json.loads(retry.tool_calls[0].function.arguments)
         assert fixed == {"city": "北京"}, (
             f"after your message the model sent {fixed}: it can only fix the field your message names")
         return f"after your message the sloppy model sent {json.dumps(fixed, ensure_ascii=False)}"

@@ -7,6 +7,7 @@ import difflib
 import json
 from typing import Literal
 
+import pytest
 from checker_cases import checker_tests, stub
 from pydantic import BaseModel, Field
 
@@ -532,3 +533,24 @@ CASES = {
 
 test_checker_passes_the_solution, test_checker_says_not_solved_to_the_stub, \
     test_checker_catches_a_wrong_answer_without_raising = checker_tests(CASES)
+
+
+def _explain_phrased(intro, ending):
+    def explain(error, tool_name):
+        lines = [intro]
+        lines += [f"- {'.'.join(map(str, p['loc']))}: {json.dumps(p.get('input'), ensure_ascii=False)} ({p['msg']})"
+                  for p in error.errors()]
+        return "\n".join(lines + [ending.format(tool_name)])
+    return explain
+
+
+@pytest.mark.parametrize("intro,ending", [
+    ("调用参数不正确：", "请修正后重新调用 {}。"),
+    ("参数有误：", "请改正这些参数，再次调用 {}。"),
+    ("Some arguments were wrong:", "Fix these arguments and call {} again."),
+    ("Problems with your call:", "Please correct them and call {} again."),
+])
+def test_explain_errors_accepts_any_clear_phrasing_of_an_error(intro, ending):
+    result = lesson04.explain_errors(_explain_phrased(intro, ending))
+    assert result.passed, result.message
+

@@ -502,3 +502,14 @@ def test_flaky_without_retries_surfaces_the_rate_limit(sdk):
             sdk(server, max_retries=0).chat.completions.create(model="practice-flaky", messages=[user("hi")])
         assert raised.value.status_code == 429 and raised.value.code == "rate_limit_exceeded"
         assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("message", [
+    "调用 get_weather 的参数不正确：\n- city：收到 [\"北京\"]，应为字符串\n请修正这些参数后再次调用 get_weather。",
+    "get_weather 的参数有误：city 收到 [\"北京\"]，需要一个字符串。",
+    "The arguments for get_weather are wrong:\n- city: got [\"北京\"]; expected a string\nFix these arguments and call get_weather again.",
+    "Problems with the arguments of get_weather:\n- city: got [\"北京\"]; expected a string\nPlease correct them and call get_weather again.",
+])
+def test_sloppy_reads_a_clearly_worded_error_in_any_phrasing_as_an_error(message):
+    from mini_framework.practice.pitfalls import ERROR_WORDS
+    assert ERROR_WORDS.search(message)

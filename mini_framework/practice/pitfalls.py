@@ -51,8 +51,11 @@ RETRY_AFTER = 0.02          # seconds practice-flaky asks the client to wait aft
 
 JSON_WORDS = re.compile(r"(?i)json|pars(?:e|ing)|syntax|malformed|decode|expecting (?:value|property name|',' "
                         r"delimiter)|unterminated|line \d+ column \d+|解析|语法|格式")
-ERROR_WORDS = re.compile(r"(?i)\w*(?:error|exception)\b|\b(?:invalid|failed|traceback|cannot|unable)\b|"
-                         r"错误|无效|失败|异常")
+# what makes a model read a tool message as "that did not work": the usual words, in English and Chinese,
+# and the request to fix something and call again however it is phrased
+ERROR_WORDS = re.compile(r"(?i)\w*(?:error|exception)\b|\b(?:invalid|failed|traceback|cannot|unable|wrong|incorrect"
+                         r"|mistaken|problems?|not valid|fix|correct (?:it|them|these|the)|try again|call \w+ again)\b"
+                         r"|错误|无效|失败|异常|有误|不正确|不对|出错|问题|修正|修改|重新调用|再次调用|再调用")
 _FIELD_WORDS = r"(?:field|parameter|param|argument|arg|key|property|字段|参数)"
 
 
