@@ -19,6 +19,7 @@ import pytest
 os.environ["LLM_BASE_URL"] = "practice"
 
 LESSONS = Path(__file__).resolve().parent / "lessons"
+WORKSPACE_MARK = "(your own work, we assume)"  # in every reason course.workspace gives
 
 
 @lru_cache(maxsize=None)
@@ -36,3 +37,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             reason = _skip_reason(str(path))
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
+                            config: pytest.Config) -> None:
+    """Say, without -rs, which lessons were left alone and why: a learner should not wonder what 'skipped' hid.
+
+    Read from the skip reports, so it works when the tests ran in worker processes (pytest-xdist)."""
+    reasons = set()
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = getattr(report, "longrepr", None)
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else ""
+        if WORKSPACE_MARK in reason:
+            reasons.add(reason.removeprefix("Skipped: "))
+    if reasons:
+        terminalreporter.section("your lessons, left alone")
+        for reason in sorted(reasons):
+            terminalreporter.write_line(f"- {reason}")
