@@ -58,7 +58,7 @@ def kind(value: Any) -> str:
     if isinstance(value, int):
         return "an integer"
     if isinstance(value, float):
-        return "a decimal number"  # "got a decimal number instead" (seed: 1.5), recorded by the API
+        return "a decimal number"  # "got a decimal number instead" (for example 1.5), as the API words it
     if isinstance(value, str):
         return "a string"
     return "an array" if isinstance(value, list) else "an object"
