@@ -8,6 +8,7 @@ from mini_framework import connect
 from .checking import CheckResult, Hints, practice_in_use, run_check, solved
 
 QUESTION = "你好！"
+SECOND_QUESTION = "Hello! Who are you?"  # a reply in another language: ask() must send the question it is given
 FOLLOW_UP = "今天几号？"
 
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
@@ -50,10 +51,15 @@ def ask(ask: Callable[[str], str]) -> CheckResult:
         assert answer.strip(), "ask() returned an empty string"
         if not practice_in_use():  # a real model words its reply differently every time
             return f"ask({QUESTION!r}) → {answer[:80]!r}"
-        expected = _reference([{"role": "user", "content": QUESTION}]).choices[0].message.content
-        assert answer == expected, (
-            f"ask({QUESTION!r}) returned {answer!r:.80}, but the model's reply is {expected!r:.80}: return the "
-            f"reply's text unchanged")
+        for question, got in ((QUESTION, answer), (SECOND_QUESTION, ask(SECOND_QUESTION))):
+            expected = _reference([{"role": "user", "content": question}]).choices[0].message.content
+            if got == answer and question != QUESTION:
+                raise AssertionError(
+                    f"ask({question!r}) returned the same reply as ask({QUESTION!r}): send the `question` you are "
+                    f"given as the message, not a fixed text")
+            assert got == expected, (
+                f"ask({question!r}) returned {got!r:.80}, but the model's reply is {expected!r:.80}: return the "
+                f"reply's text unchanged")
         return f"ask({QUESTION!r}) → {answer!r}"
     return run_check(1, test, "Do what section 3 does, with `question` as the message, and return the reply's "
                               "text instead of printing it.", recipe=hint.recipes[1])

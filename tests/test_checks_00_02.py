@@ -214,6 +214,7 @@ CASES = {
         [lambda q: _create([{"role": "user", "content": q}])],        # the whole response
         [lambda q: _create([{"role": "user", "content": q}]).choices[0].message],  # the message object
         [lambda q: ""],
+        [lambda q: ask("你好！")],                                    # always sends the same question
     ]),
     "tokens_used": (lesson00.tokens_used, [tokens], [stub], [
         [lambda q: _create([{"role": "user", "content": q}]).usage.prompt_tokens],
