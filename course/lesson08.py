@@ -22,6 +22,7 @@ from .checking import (
     solved,
 )
 from .examples import WEATHER
+from .shop import Shop, create_shop
 
 KEY = "demo-key-1234"
 
@@ -105,8 +106,12 @@ def find_order(find_order: Any) -> CheckResult:
             f"an existing order should come back as shop.get_order_detail returns it, got {found!r}")
         executor = Executor([order_tool])
         [result] = executor.run_sync([ToolCall("call_1", "find_order", '{"order_id": "202405990000"}')])
+        if result.ok and result.value == Shop(create_shop()).get_order_detail("202405990000"):
+            raise NotSolved  # still the stub: the shop's error dict is returned as it is
         if result.ok and isinstance(result.value, dict) and "error" in result.value:
-            raise NotSolved  # still the stub: the error dict is returned, not raised
+            raise AssertionError(
+                f"find_order returned {result.value!r}: a returned dict counts as a success, so the framework "
+                "reports ok and never says the call failed. Raise ToolError with your message instead")
         assert not result.ok, "a missing order should raise ToolError, not return normally"
         message = json.loads(result.content).get("error", "")
         assert "failed:" not in message, f"raise ToolError (its text goes to the model as is), not {message!r}"
@@ -159,7 +164,10 @@ def answer_or_apologise(answer_or_apologise: Callable[..., Any]) -> CheckResult:
         apology = _asked(answer_or_apologise, none, flaky_model, f"北京现在天气怎么样？({tag}-3)")
         assert isinstance(apology, str) and apology.strip(), (
             f"when the API fails, return a sentence for the user, not {apology!r}")
-        assert apology != answer, "the apology and the model's answer should differ: return the answer when it works"
+        assert apology != answer, (
+            "with max_retries=0 the first failure should give the apology, but your function came back with the "
+            "model's answer, so it tried again on its own. Leave retrying to the client (its max_retries): a loop on "
+            "top multiplies how long the user waits when the API is really down")
         technical = TECHNICAL.search(apology)
         assert not technical, (f"the user reads {apology!r}: say it in plain words, without status codes or "
                                f"exception names ({technical.group(0) if technical else ''!r})")

@@ -247,6 +247,10 @@ def crash(order_id):
     raise KeyError(order_id)
 
 
+def returns_error_dict(order_id):
+    return {"error": f"没有找到订单号为 {order_id} 的订单。订单号是12位数字；请先用 get_orders 查询订单列表。"}
+
+
 def answer_or_apologise(client, model_name, question, catch=(openai.APIError,),
                         apology=lambda error: "抱歉，服务暂时繁忙，请稍后再试。"):
     try:
@@ -254,6 +258,16 @@ def answer_or_apologise(client, model_name, question, catch=(openai.APIError,),
     except catch as error:
         return apology(error)
     return reply.choices[0].message.content
+
+
+def answer_with_own_retries(client, model_name, question):
+    for _ in range(3):  # retries on top of the client's own
+        try:
+            reply = client.chat.completions.create(model=model_name, messages=[{"role": "user", "content": question}])
+        except openai.APIError:
+            continue
+        return reply.choices[0].message.content
+    return "抱歉，服务暂时繁忙，请稍后再试。"
 
 
 def good_words_wrong_exception(order_id):
@@ -361,9 +375,11 @@ CASES = {
         [order_tool(crash)],
         [order_tool(good_words_wrong_exception)],                                    # not a ToolError
         [order_tool(no_hint)],                                                       # says nothing of get_orders
+        [order_tool(returns_error_dict)],                                            # returned, not raised
         [order_tool(actionable, decorate=False)],                                    # @tool removed
     ]),
     "answer_or_apologise": (lesson08.answer_or_apologise, [answer_or_apologise], [stub], [
+        [answer_with_own_retries],
         [lambda client, model, question: answer_or_apologise(client, model, question, catch=())],     # no try
         [lambda client, model, question: answer_or_apologise(client, model, question,                 # 429 only
                                                              catch=(openai.RateLimitError,))],
