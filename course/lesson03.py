@@ -96,6 +96,8 @@ def book_room(book_room: Any) -> CheckResult:
         assert sorted(props["room"].get("enum", [])) == ["double", "single", "suite"], (
             "room: `Literal['single', 'double', 'suite']` becomes an enum, so the model can only choose one of the "
             f"three (room's schema is {props['room']})")
+        assert props["nights"].get("exclusiveMinimum") != 1, (
+            "nights: gt=1 means 'more than one', so a one-night stay would be refused; at least one night is ge=1")
         assert props["nights"].get("type") == "integer" and props["nights"].get("minimum") == 1, (
             f"nights: `int = Field(..., ge=1)` (its schema is {props['nights']})")
         vague = [name for name, p in props.items() if _says_nothing(p.get("description"), name)]

@@ -84,6 +84,9 @@ def convert_currency(convert_tool: Any, tools: list[Any]) -> CheckResult:
             f"the parameters are amount, from_currency and to_currency, in that order; yours are {list(params)}")
         args, kwargs = converter.bind(converter.validate({"amount": 100, "from_currency": "USD", "to_currency": "CNY"}))
         result = solved(converter(*args, **kwargs))
+        assert not isinstance(result, str), (
+            f"convert_currency returned the text {result!r}: return the number (710.0), and let the model word "
+            "the answer; a number is also what other code can compute with")
         assert isinstance(result, (int, float)) and abs(result - 710) < 0.01, (
             f"100 USD at 7.1 yuan per dollar is 710 CNY, not {result!r}: amount × RATES[from] / RATES[to]")
         args, kwargs = converter.bind(converter.validate({"amount": 100, "from_currency": "USD", "to_currency": "EUR"}))

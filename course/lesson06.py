@@ -143,7 +143,9 @@ def budget_loop(budget_loop: Callable[..., Any]) -> CheckResult:
         assert running >= budget, (f"you stopped offering tools after {running} tokens, before the budget of "
                                    f"{budget} was spent")
         reported = sum(tokens for _, tokens in client.requests)
-        assert spent == reported, f"the API reported {reported} tokens in all, you counted {spent}"
+        without_last = " (the last request, the one without tools, is missing)" \
+            if spent == reported - client.requests[-1][1] else ""
+        assert spent == reported, f"the API reported {reported} tokens in all, you counted {spent}{without_last}"
         assert capped is True, "the budget ended this run: return capped=True so the caller knows"
         return (f"the order lookup took {lookup}; the looping model was stopped after {len(client.requests)} "
                 f"requests ({spent} tokens, budget {budget}) and answered: {answer}")

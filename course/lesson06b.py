@@ -166,8 +166,9 @@ def run_cost(run_cost: Callable[[Any, float, float], float]) -> CheckResult:
             rounded = " (keep every digit: don't round, a run often costs less than a cent)" \
                 if got != want and math.isclose(got, round(want, 2)) else ""
             assert math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12), (
-                f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens at {prices[0]} / "
-                f"{prices[1]} per million should cost {want:.6f}, not {got}{rounded}")
+                f"a made-up usage of {usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens at "
+                f"{prices[0]} (input) / {prices[1]} (output) per million tokens should cost {want:.6f}, not "
+                f"{got}{rounded}")
         client, model = connect()
         lookup = Agent(client, model, tools=Shop(create_shop()).tools).run("帮我看看张三最近买了什么还没发货")
         _, loop_model = connect("practice-loop")

@@ -105,6 +105,17 @@ class _Booking(BaseModel):
     nights: int = Field(..., ge=1, description="number of nights")
 
 
+class _MoreThanOneNight(BaseModel):
+    guests: int = Field(..., ge=1, le=8, description="number of guests")
+    room: Literal["single", "double", "suite"] = Field(..., description="room type")
+    nights: int = Field(..., gt=1, description="number of nights")
+
+
+def _book_more_than_one_night(booking: _MoreThanOneNight) -> str:
+    """Book a room."""
+    return "ok"
+
+
 class _LooseBooking(BaseModel):
     guests: int = Field(..., description="number of guests")
     room: str = Field(..., description="room type")
@@ -360,6 +371,17 @@ def _convert(amount: float, from_currency: Currency, to_currency: Currency) -> f
     return round(amount * RATES[from_currency] / RATES[to_currency], 2)
 
 
+def _convert_text(amount: float, from_currency: Currency, to_currency: Currency) -> str:
+    """把一笔钱从一种货币换算成另一种货币（按当天汇率）
+
+    Args:
+        amount: 要换算的金额，例如 100
+        from_currency: 这笔钱原来的货币：CNY 人民币、USD 美元、EUR 欧元、JPY 日元
+        to_currency: 要换成的货币，代码同上
+    """
+    return f"{_convert(amount, from_currency, to_currency)} {to_currency}"
+
+
 def _convert_helper(x: float, y: str, z: str) -> float:
     """A helper.
 
@@ -465,6 +487,7 @@ CASES = {
         [_book],                                     # no @tool
         [tool(_book_silent)],                        # fields without descriptions
         [tool(_book_flat)],                          # three parameters instead of one Booking
+        [tool(_book_more_than_one_night)],           # gt=1: a one-night stay refused
     ]),
     "to_strict": (lesson03b.to_strict, [strict_schema], [stub], [
         [lambda schema: {**schema, "additionalProperties": False}],                     # optional ones not required
@@ -527,6 +550,7 @@ CASES = {
         [_convert, REAL_TOOLS],                      # no @tool
         [tool(name="currency_converter")(_convert), REAL_TOOLS],  # not the name the model asks for
         [CONVERT(_convert_free_text), REAL_TOOLS],   # currencies as free text: the model sends 美元, the tool fails
+        [CONVERT(_convert_text), REAL_TOOLS],        # '710.0 CNY': text, not a number
     ]),
 }
 

@@ -33,7 +33,7 @@ FINAL_RATE = "查询一种外币兑人民币的当前汇率（每 1 单位外币
 
 
 def budget_loop(client, model_name, question, tools, max_tokens, *, final=True, final_tools=False, count="total",
-                requests=None, flag=True, given=True):
+                requests=None, flag=True, given=True, count_final=True):
     """The solution, and (through the options) the ways it goes wrong."""
     if not given:
         client, _ = connect()
@@ -53,7 +53,8 @@ def budget_loop(client, model_name, question, tools, max_tokens, *, final=True, 
         return None, spent, flag
     response = client.chat.completions.create(model=model_name, messages=messages,
                                               **({"tools": specs} if final_tools else {}))
-    spent += response.usage.completion_tokens if count == "completion" else response.usage.total_tokens
+    if count_final:
+        spent += response.usage.completion_tokens if count == "completion" else response.usage.total_tokens
     return response.choices[0].message.content, spent, flag
 
 
@@ -295,6 +296,7 @@ CASES = {
         [lambda *a: budget_loop(*a, requests=5)],                   # a request cap in disguise
         [lambda *a: budget_loop(*a, flag=False)],                   # never says it was capped
         [lambda *a: budget_loop(*a, given=False)],                  # ignores the client it was given
+        [lambda *a: budget_loop(*a, count_final=False)],            # the last request's tokens not counted
         [lambda *a: (budget_loop(*a)[0], budget_loop(*a)[1])],      # two values, not three
     ]),
     "orders_with_product": (lesson06.orders_with_product,
