@@ -1,6 +1,11 @@
 """Execute notebooks in place against the practice model, so they are committed with outputs.
 
-Usage: python -m course.execute [PATH ...]   (folders or .ipynb files; default: solutions lessons)
+Usage: python -m course.execute [--overwrite] [PATH ...]
+       (folders or .ipynb files; default: solutions lessons)
+
+A lesson whose cells differ from what its solution generates holds a learner's code: it is left
+alone (and listed) unless --overwrite is given, so its outputs are not replaced. A lesson with the
+shipped cells is re-run whatever its outputs: they are reproducible.
 
 `LLM_BASE_URL` is forced to "practice" for the kernels, so a developer's `.env` never leaks a
 real provider's answers (or anything else) into committed outputs, and the practice model
@@ -40,11 +45,27 @@ def execute(path: Path, timeout: int = 300) -> float:
     return time.perf_counter() - start
 
 
+def holds_learner_code(path: Path) -> bool:
+    """Whether `path` is a lesson whose cells a learner changed (an answer written, a cell added)."""
+    from .workspace import differs_from_generated
+
+    return path.resolve().parent == (ROOT / "lessons").resolve() and differs_from_generated(path, ROOT)
+
+
 def main(argv: list[str] | None = None) -> int:
+    args = list(argv if argv is not None else sys.argv[1:])
+    overwrite = "--overwrite" in args
     os.environ["LLM_BASE_URL"] = "practice"
     os.environ.setdefault("PRACTICE_PORT", "8765")  # the same URL in every committed output (tests sanitise it anyway)
-    for path in notebooks(list(argv if argv is not None else sys.argv[1:])):
+    kept = []
+    for path in notebooks([a for a in args if a != "--overwrite"]):
+        if not overwrite and holds_learner_code(path):
+            kept.append(path.relative_to(ROOT).as_posix())
+            continue
         print(f"{path.relative_to(ROOT)}: {execute(path):.1f} s", flush=True)
+    if kept:
+        print(f"Not run, because they hold your code: {', '.join(kept)}. Pass --overwrite to run them anyway "
+              "(their outputs are replaced; their code is kept).")
     return 0
 
 

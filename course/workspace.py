@@ -45,7 +45,7 @@ def git_changed(path: Path, root: Path) -> bool | None:
     return bool(done.stdout.strip())
 
 
-def _differs_from_generated(path: Path, root: Path) -> bool:
+def differs_from_generated(path: Path, root: Path) -> bool:
     """Whether the lesson's cells differ from what its solution generates."""
     solution = root / "solutions" / path.name
     if not solution.exists():
@@ -63,7 +63,7 @@ def learner_work(path: Path, root: Path = ROOT) -> str | None:
     if strict() or not path.exists():
         return None
     name = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
-    if _differs_from_generated(path, root):
+    if differs_from_generated(path, root):
         return f"{name} differs from what the course ships (your own work, we assume)"
     if git_changed(path, root):
         return f"{name} has uncommitted changes (your own work, we assume)"

@@ -88,6 +88,11 @@ def test_regenerating_lessons_keeps_edited_ones_unless_told(clone: Path):
     assert done.returncode == 0, done.stderr
     assert "kept because they have your edits" in done.stdout and "--overwrite" in done.stdout
     assert {p.name: p.read_bytes() for p in (clone / "lessons").glob("*.ipynb")} == before
+    executed = subprocess.run([sys.executable, "-m", "course.execute", "lessons"], cwd=clone, capture_output=True,
+                              text=True, timeout=120, env=learner_environment())
+    assert executed.returncode == 0, executed.stderr
+    assert "Not run, because they hold your code: lessons/00_setup.ipynb" in executed.stdout
+    assert {p.name: p.read_bytes() for p in (clone / "lessons").glob("*.ipynb")} == before
     forced = subprocess.run([sys.executable, "-m", "course.build_lessons", "--overwrite"], cwd=clone,
                             capture_output=True, text=True, timeout=120, env=learner_environment())
     assert forced.returncode == 0 and "kept" not in forced.stdout
