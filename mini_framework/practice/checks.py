@@ -6,9 +6,13 @@ persona that will answer. Any refusal is an `ApiError` (see `errors.py` for the 
 The order follows what the real API is seen to do: `model`, then `messages`, then unknown
 top-level arguments, then the schema (types, enums, ranges, required fields), then the model
 lookup (404), then the checks the model engine makes (tool-call pairing, images for text-only
-models). The first problem found is reported, as the API does. `response_format` is checked
-with the messages: its type, the word 'json' for `json_object`, and a `json_schema` the API
-would use (a name, an object root, and, when strict, every object closed and fully required).
+models). The first problem found is reported, as the API does. Images are only for user
+messages: one in a `tool` (or any other) message is refused with the messages, for every
+persona. With a provider's wording flag (`practice@deepseek`, see `providers.py`) that
+provider's JSON reader goes first: DeepSeek refuses a content part it cannot read before
+anything else (after the top-level types) is looked at. `response_format` is checked with
+the messages: its type, the word 'json' for `json_object`, and a `json_schema` the API would
+use (a name, an object root, and, when strict, every object closed and fully required).
 
 Concessions: nested objects are not checked for unknown keys (the API is strict there too, but
 SDK-produced messages often carry harmless extras); custom tools and `allowed_tools` are not
@@ -22,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from . import errors
+from . import errors, providers
 from .errors import ApiError
 from .personas import Persona
 
@@ -107,8 +111,13 @@ def _finite(text: str) -> float:
     return value
 
 
-def check(body: dict[str, Any], personas: dict[str, Persona]) -> Persona:
-    """Validate a parsed body; return the persona that answers it, or raise `ApiError`."""
+def check(body: dict[str, Any], personas: dict[str, Persona], raw: bytes = b"") -> Persona:
+    """Validate a parsed body (`raw`: the bytes it was parsed from); return the persona that answers it, or raise
+    `ApiError`.
+
+    The model name may carry a wording flag (`practice@deepseek`, see `providers.py`): it is stripped before the
+    persona is looked up, and chooses whose words the refusals below use.
+    """
     if body.get("model") in (None, ""):
         raise errors.missing_model()
     if "messages" not in body:
@@ -117,11 +126,16 @@ def check(body: dict[str, Any], personas: dict[str, Persona]) -> Persona:
     if unknown:
         raise errors.unrecognized_arguments(unknown)
     check_parameters(body)
+    name, wording = providers.split_model(body["model"])
+    persona = personas.get(name) if wording is not None else None
+    if persona is not None and wording == "deepseek":     # its JSON reader refuses before any other check
+        unreadable = providers.unreadable_part(body["messages"], persona.vision)
+        if unreadable:
+            raise providers.unknown_variant(raw, *unreadable)
     check_messages(body["messages"])
     check_response_format(body)
     names = check_tools(body.get("tools"))
     check_tool_choice(body, names)
-    persona = personas.get(body["model"])
     if persona is None:
         raise errors.model_not_found(body["model"])
     check_tool_pairing(body["messages"])
@@ -209,6 +223,8 @@ def check_content(message: dict[str, Any], role: str, at: str) -> None:
         where = f"{at}.content[{j}]"
         part = _object(raw, where)
         kind = _require(part, "type", where, _STRING)
+        if kind == "image_url" and role != "user":          # a tool that "returns" an image, most often
+            raise errors.image_outside_user_message(at, role)
         if kind not in allowed:
             raise errors.invalid_value(f"{where}.type", kind, allowed)  # supported lists: not established
         if kind in ("text", "refusal"):

@@ -255,6 +255,24 @@ def unanswered_tool_calls(index: int, ids: list[str]) -> ApiError:
                     + ", ".join(ids), param=f"messages.[{index}].role")
 
 
+def image_outside_user_message(at: str, role: str) -> ApiError:
+    """An `image_url` part in the message at `at` ('messages[3]') whose role is not 'user' (a `tool` message,
+    most often).
+
+    >>> error = image_outside_user_message("messages[3]", "tool")
+    >>> error.message[:80], error.param, error.code
+    ("Invalid 'messages[3]'. Image URLs are only allowed for messages with role 'user'", 'messages[3]', 'invalid_value')
+    """
+    # Verbatim real body (type invalid_request_error, param 'messages[2]', code 'invalid_value'), quoted
+    # in https://github.com/agno-agi/agno/pull/4286; the same message for role 'tool' in
+    # https://github.com/OpenHands/OpenHands/issues/7700 and for role 'assistant' in
+    # https://github.com/openai/openai-node/issues/1030. That 'system' and 'developer' get the same words
+    # is our assumption.
+    return ApiError(400, f"Invalid '{at}'. Image URLs are only allowed for messages with role 'user', "
+                    f"but this message with role '{role}' contains an image URL.", param=at,
+                    code="invalid_value")
+
+
 def image_not_supported(message: int, part: int) -> ApiError:
     """An `image_url` part sent to a model without vision."""
     # https://github.com/browser-use/web-ui/issues/274, https://github.com/vllm-project/vllm/issues/11629

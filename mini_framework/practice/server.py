@@ -97,7 +97,7 @@ class PracticeServer:
         self.max_body_bytes = max_body_bytes
         self.timeout = timeout
         self._lock = threading.RLock()
-        self._responders: dict[str, Responder] = {}
+        self._responders: dict[Persona, Responder] = {}
         self._connections: set[socket.socket] = set()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -204,20 +204,20 @@ class PracticeServer:
     def _chat(self, raw: bytes) -> Response:
         """`POST /v1/chat/completions`: parse, check, ask the persona, put the reply on the wire."""
         body = checks.parse(raw)
-        persona = checks.check(body, self.personas)
+        persona = checks.check(body, self.personas, raw)
         facts = wire.facts(body)        # ids, usage and limits: fixed before the persona sees (and may change) the body
         streamed = body.get("stream") is True
-        reply = self._responder(body["model"], persona)(body)
+        reply = self._responder(persona)(body)      # `model` may carry a wording flag: the persona's name does not
         if streamed:
             return Response(200, chunks=wire.stream(facts, reply))
         return Response(200, wire.completion(facts, reply))
 
-    def _responder(self, model: str, persona: Persona) -> Responder:
+    def _responder(self, persona: Persona) -> Responder:
         """The persona's responder for this server, built on first use (failures are not cached)."""
         with self._lock:
-            if model not in self._responders:
-                self._responders[model] = persona.build()
-            return self._responders[model]
+            if persona not in self._responders:
+                self._responders[persona] = persona.build()
+            return self._responders[persona]
 
     # -- the request log --------------------------------------------------------------------
 

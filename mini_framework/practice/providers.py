@@ -1,0 +1,155 @@
+"""Provider wording: `model="practice@deepseek"` is the `practice` persona refusing in DeepSeek's words.
+
+Real providers refuse the same mistake differently, and a learner who has only seen OpenAI's
+wording will not recognise the other one in a traceback. A flag after `@` in the model name
+chooses whose words the practice model uses; everything else about the persona stays the same:
+
+    split_model("practice@deepseek")    -> ("practice", "deepseek")
+    split_model("practice-vision")      -> ("practice-vision", "openai")      the default wording
+
+The flag is stripped before the persona is looked up, `/v1/models` never lists it, and the
+response's `model` echoes what was sent. An unknown flag (`practice@nobody`) is a 404 like an
+unknown model (`checks.check` does that).
+
+What differs today is one refusal: content parts a provider's API cannot read. DeepSeek's
+Chat Completions API has no image input; its JSON reader stops at the first content part
+whose `type` is not `text` and answers
+
+    Failed to deserialize the JSON body into the target type: messages[N]: unknown variant
+    `image_url`, expected `text` at line 1 column C
+
+(`unknown_variant`). Concessions: which part DeepSeek's reader meets first is taken to be the
+first one in document order; for a vision persona with the flag only images outside user
+messages are refused (the flag changes the wording, not the persona's eyes).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .errors import ApiError
+
+SEPARATOR = "@"
+WORDINGS = ("openai", "deepseek")
+"""The flags the practice model knows; 'openai' is what no flag means."""
+DEFAULT = "openai"
+
+
+def split_model(model: str) -> tuple[str, str | None]:
+    """The persona name and the wording flag of a model name (None for a flag nobody knows).
+
+    >>> split_model("practice@deepseek"), split_model("practice"), split_model("practice@nobody")
+    (('practice', 'deepseek'), ('practice', 'openai'), ('practice', None))
+    """
+    name, sep, flag = model.rpartition(SEPARATOR)
+    if not sep:
+        return model, DEFAULT
+    return name, flag if flag in WORDINGS else None
+
+
+def unreadable_part(messages: list[Any], vision: bool) -> tuple[int, int, str] | None:
+    """(message index, part index, part type) of the first content part DeepSeek cannot read, or None.
+
+    A part is unreadable when its `type` is not 'text'; for a vision persona, only images outside user
+    messages are (see the module docstring). Nothing here assumes the messages were validated.
+
+    >>> unreadable_part([{"role": "user", "content": [{"type": "text", "text": "hi"},
+    ...                  {"type": "image_url", "image_url": {"url": "data:,"}}]}], vision=False)
+    (0, 1, 'image_url')
+    """
+    for i, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list) or (vision and message.get("role") == "user"):
+            continue
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if isinstance(kind, str) and kind != "text" and (not vision or kind == "image_url"):
+                return i, j, kind
+    return None
+
+
+def unknown_variant(raw: bytes, message: int, part: int, kind: str) -> ApiError:
+    """DeepSeek's refusal of a content part it cannot read, positioned in the raw body as its reader reports it.
+
+    >>> body = b'{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}'
+    >>> unknown_variant(body, 0, 0, "image_url").message.rsplit(": ", 1)[1]
+    'unknown variant `image_url`, expected `text` at line 1 column 70'
+    """
+    # Recorded from api.deepseek.com: status 400, type invalid_request_error, param null, code
+    # invalid_request_error: https://github.com/1jehuang/jcode/issues/310 (the raw JSON body),
+    # https://github.com/nesquena/hermes-webui/issues/2297, https://github.com/esengine/DeepSeek-Reasonix/issues/7859
+    # (HTTP 400). In January 2025 the same kind of refusal came with status 422 (axum's default for a body that
+    # does not fit its type): https://github.com/chatboxai/chatbox/issues/1740,
+    # https://github.com/browser-use/browser-use/issues/159. We answer as DeepSeek answers now: 400.
+    # The position: serde_json reports the line and the byte column of the last byte it read, here the closing
+    # quote of the unknown tag (1-based). Where the body cannot be scanned, we say column 1 of line 1.
+    line, column = end_of(raw, ("messages", message, "content", part, "type")) or (1, 1)
+    return ApiError(400, f"Failed to deserialize the JSON body into the target type: messages[{message}]: unknown "
+                    f"variant `{kind}`, expected `text` at line {line} column {column}", code="invalid_request_error")
+
+
+# ---------------------------------------------------------------------------------------------
+# Where a value sits in the raw body (for the line and column of a reader's error).
+
+_TOKEN = re.compile(rb'[ \t\r\n]*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([{}\[\]:,])|([^ \t\r\n{}\[\]:,"]+))', re.DOTALL)
+
+
+def end_of(raw: bytes, path: tuple[str | int, ...]) -> tuple[int, int] | None:
+    """(line, column) of the last byte of the value at `path` in a JSON text, or None when it is not there.
+
+    One pass over the tokens, keeping only the path to the current value: linear in the body, whatever
+    its nesting (no recursion).
+
+    >>> end_of(b'{"a": [1, {"b": "xy"}]}', ("a", 1, "b"))
+    (1, 20)
+    >>> end_of(b'{\\n "a": "x"}', ("a",)), end_of(b'{"a": 1}', ("b",))
+    ((2, 9), None)
+    """
+    stack: list[list[Any]] = []     # per open container: [kind, key or index, waiting for a key]
+    pos = 0
+    while pos < len(raw):
+        m = _TOKEN.match(raw, pos)
+        if m is None or m.end() == pos:
+            return None
+        pos = m.end()
+        string, punct, literal = m.groups()
+        if punct in (b"{", b"["):
+            stack.append([punct, 0 if punct == b"[" else None, punct == b"{"])
+            continue
+        if punct in (b"}", b"]"):
+            if not stack:
+                return None
+            stack.pop()
+            if _at(stack, path):
+                return _line_column(raw, pos)
+            continue
+        if punct == b",":
+            if stack and stack[-1][0] == b"[":
+                stack[-1][1] += 1
+            elif stack:
+                stack[-1][2] = True
+            continue
+        if punct == b":":
+            continue
+        if stack and stack[-1][2]:                        # a key
+            stack[-1][1], stack[-1][2] = _key(string or b""), False
+            continue
+        if (string is not None or literal is not None) and _at(stack, path):
+            return _line_column(raw, pos)
+    return None
+
+
+def _key(token: bytes) -> str:
+    """An object key's text (escapes are left as written: the keys we look for have none)."""
+    return token[1:-1].decode("utf-8", "replace")
+
+
+def _at(stack: list[list[Any]], path: tuple[str | int, ...]) -> bool:
+    """Whether the value just read sits at `path`."""
+    return len(stack) == len(path) and all(frame[1] == step for frame, step in zip(stack, path))
+
+
+def _line_column(raw: bytes, end: int) -> tuple[int, int]:
+    """serde_json's position of the byte before `end`: 1-based line, byte column within it."""
+    line_start = raw.rfind(b"\n", 0, end) + 1
+    return raw.count(b"\n", 0, end) + 1, end - line_start
