@@ -15,8 +15,9 @@ HI = {"model": "practice", "messages": [{"role": "user", "content": "北京天�
 
 def test_the_misbehaving_personas_come_from_an_explicit_table():
     assert set(pitfalls.BUILDERS) == {"sloppy", "hallucinate", "loop", "flaky"}
-    assert {name for name in personas.DEFAULT_PERSONAS if name != "practice"} == {
+    assert {name for name in personas.DEFAULT_PERSONAS if name not in ("practice", "practice-vision")} == {
         f"practice-{suffix}" for suffix in pitfalls.BUILDERS}
+    assert personas.DEFAULT_PERSONAS["practice-vision"].build is personas.DEFAULT_PERSONAS["practice"].build
     for suffix, build in pitfalls.BUILDERS.items():
         assert callable(build()), suffix
     source = open(personas.__file__, encoding="utf-8").read()

@@ -107,8 +107,8 @@ DEFAULT_PERSONAS: dict[str, Persona] = {
                 "an error lists them", _pitfall("hallucinate")),
         Persona("practice-loop", "repeats its first tool call forever, until a tool message says to stop "
                 "repeating or no tools are offered", _pitfall("loop")),
-        Persona("practice-vision", "the planner with eyes: describes the images it is sent (format, size, colours, "
-                "text stored in a PNG) from their bytes", _planner, vision=True),
+        Persona("practice-vision", "the planner, with eyes: describes images from their bytes (format, size, colours, "
+                "PNG text)", _planner, vision=True),
         Persona("practice-flaky", "each new conversation: a 429, then a 500 (both say retry after 20 ms), "
                 "then the planner's answer", _pitfall("flaky")),
     ]
