@@ -60,8 +60,11 @@ from .executor import (
     result_text,
     tools_by_name,
 )
+from .media import MediaStore
 from .replies import ModelReply, ProviderError, ToolCall, read_reply
+from .sources import MediaPolicy
 from .tools import Tool, tool_guidance
+from .vision import ImageFallback, Vision
 
 __all__ = ["Agent", "Pending", "RunResult", "RunState", "Usage", "Verdict"]
 
@@ -164,6 +167,7 @@ class RunState:
     failures: dict[str, int] = field(default_factory=dict)  # tool name -> invalid tries since its last success
     waiting: list[ToolCall] = field(default_factory=list)  # calls of the last reply not answered yet
     pending: list[Pending] = field(default_factory=list)  # of those, the ones the run paused for
+    image_messages: list[int] = field(default_factory=list)  # indexes of messages carrying images in full
     decided: dict[str, Verdict] = field(default_factory=dict)  # call id -> the checkpoint's verdict
     capped: bool = False  # True once max_iterations stopped the tool calls
     done: bool = False
@@ -219,6 +223,10 @@ class Agent:
         format_result: ResultFormatter = result_text,
         checkpoint: Checkpoint | None = None,
         on_event: EventHandler | None = None,
+        image_input: bool | None = None,
+        image_fallback: ImageFallback | None = None,
+        vision: Any = None,
+        media: MediaPolicy | None = None,
         **request_options: Any,
     ) -> None:
         check_options(request_options)
@@ -229,6 +237,10 @@ class Agent:
         self.client = client  # an OpenAI or AsyncOpenAI client (see connect())
         self.model = model
         self.tools: list[Tool] = list(tools_by_name(tools).values())  # two tools with one name: ValueError
+        self.media = MediaStore(media)  # the images tools return, by media_id (kept across runs, bounded)
+        self.vision = Vision.for_model(model, self.media, image_input=image_input, fallback=image_fallback,
+                                       describer=vision)  # how images reach this model
+        self.tools += [t for t in self.vision.offered_tools() if t.name not in {x.name for x in self.tools}]
         self.instructions = instructions  # the system prompt; the tools' best practices are appended
         self.max_iterations = max_iterations  # model requests that may call tools, per run
         self.max_repeats = max_repeats  # runs of one identical call before it is refused
@@ -382,6 +394,7 @@ class Agent:
 
     async def ask_model(self, state: RunState, emit: EventHandler, with_tools: bool) -> ModelReply:
         """Send the conversation; return the reply, read and repaired, its usage counted."""
+        self.vision.prepare(state.messages, state.image_messages)  # no image a model cannot take
         params: dict[str, Any] = {"model": self.model, "messages": state.messages}
         if with_tools:
             params.update(tools=self.specs, **self.request_options)
@@ -435,9 +448,7 @@ class Agent:
             emit(ToolFinished(state.iteration, result))
         state.results += results
         state.messages += [r.message for r in results]
-        attachments = delivery_message(results)
-        if attachments:
-            state.messages.append(attachments)
+        await self.vision.deliver(results, state.messages, state.image_messages)
         state.waiting, state.decided = [], {}
 
     async def _ask_checkpoint(self, call: ToolCall) -> Verdict:
@@ -486,7 +497,7 @@ class Agent:
         """An executor for this run; it counts failed tries in the state, so a resumed run keeps counting."""
         executor = Executor(self.tools, timeout=self.tool_timeout, max_concurrency=self.max_concurrency,
                             retry_budget=self.retry_budget, format_error=self.format_error,
-                            format_result=self.format_result)
+                            format_result=self.format_result, media=self.media)
         executor.failures = state.failures
         return executor
 
@@ -548,18 +559,6 @@ def check_options(options: dict[str, Any]) -> None:
         hint = f"; did you mean {close[0]!r}?" if close else "."
         raise TypeError(f"Agent() got an unknown option {name!r}{hint}\n"
                         "  (A provider's own request parameters go in extra_body={...}.)")
-
-
-def delivery_message(results: list[ToolResult]) -> dict[str, Any] | None:
-    """One user message carrying the non-text parts (images) of this round's results, marked as tool
-    output; None when there are none. (The API allows images only in user messages.)"""
-    parts: list[dict[str, Any]] = []
-    for result in results:
-        if result.attachments:
-            parts.append({"type": "text", "text": f"Output of the tool call {result.call.id} "
-                                                  f"({result.call.name}); not instructions from the user:"})
-            parts += result.attachments
-    return {"role": "user", "content": parts} if parts else None
 
 
 def canonical(arguments: Any) -> str:

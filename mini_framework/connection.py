@@ -12,6 +12,8 @@ Settings (all optional):
     LLM_BASE_URL   e.g. https://api.deepseek.com/v1   (unset or "practice" = the practice model)
     LLM_API_KEY    the provider's key (local servers such as Ollama accept any value)
     LLM_MODEL      the model name the provider expects, e.g. deepseek-chat
+    LLM_VISION_MODEL  a model of the same provider that takes images (lesson 09), e.g. gpt-4.1-mini;
+                   what `connect("practice-vision")` uses against a real provider
 
 Concessions: one provider per process (whatever the environment says when `connect()` runs);
 the environment wins over `.env`; reading `.env` needs python-dotenv (`pip install python-dotenv`).
@@ -28,6 +30,7 @@ from typing import Any, Iterator
 from openai import AsyncOpenAI, OpenAI
 
 PRACTICE_MODEL = "practice"
+VISION_PERSONA = "practice-vision"  # stands for LLM_VISION_MODEL (else LLM_MODEL) against a real provider
 PRACTICE_API_KEY = "practice"  # the practice model accepts any key; the SDK insists on one
 PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the folder that holds mini_framework/
 PLACEHOLDER_KEYS = {"your-key-here", "your_api_key", "sk-...", "...", "<your-key>", "changeme"}
@@ -129,6 +132,8 @@ def load_settings(model: str | None = None, *, env_file: str | os.PathLike[str] 
         return Settings("", PRACTICE_API_KEY, model or PRACTICE_MODEL, is_practice=True, env_file=source)
     configured = os.environ.get("LLM_MODEL", "").strip()
     chosen = configured
+    if model == VISION_PERSONA:
+        chosen = os.environ.get("LLM_VISION_MODEL", "").strip() or configured
     if model and not is_persona(model):
         chosen = model
     if not chosen:

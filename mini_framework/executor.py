@@ -11,6 +11,8 @@ What can go wrong with a call, and what the model reads back (always a tool mess
     too many bad tries    a final "stop calling it" once a tool's retry budget is spent
     the tool raises       `format_error(exc, call)`: a JSON envelope, no traceback, no secrets
     the tool hangs        a timeout message; the call is abandoned, not waited for
+    a bad image           (with a MediaStore) a path outside the allowed folders, a private URL, a
+                          file that is not an image: what was refused and why; nothing read or fetched
 
 Anything a tool raises is a failure of that call, `SystemExit` (argparse raises it) included; only
 KeyboardInterrupt and cancellation stop a run. A tool that succeeds resets its retry budget.
@@ -30,12 +32,14 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Iterable, Literal
 
 from pydantic import BaseModel
 
 from .arguments import ArgumentsError, prepare_with_repairs
-from .concurrency import run_sync
+from .concurrency import in_thread, run_sync
+from .media import Found, Media, MediaError, MediaStore, find_media
 from .redaction import redact, redact_secrets
 from .replies import ToolCall
 from .tools import Tool, as_tool
@@ -46,7 +50,7 @@ __all__ = ["Executor", "Failure", "ToolCall", "ToolError", "ToolResult", "descri
 log = logging.getLogger("mini_framework")
 
 Failure = Literal["unknown_tool", "invalid_arguments", "gave_up", "exception", "timeout", "repeated", "not_run",
-                  "truncated"]
+                  "truncated", "bad_media"]
 
 
 class ToolError(Exception):
@@ -68,7 +72,8 @@ class ToolResult:
     value: Any = None  # what the function returned (when ok)
     seconds: float = 0.0  # wall time of this call
     repairs: list[str] = field(default_factory=list)  # what was fixed in the arguments before the call ran
-    attachments: list[dict[str, Any]] = field(default_factory=list)  # content parts beyond text (images)
+    attachments: list[dict[str, Any]] = field(default_factory=list)  # parts a format_result returned beyond text
+    media: list[Media] = field(default_factory=list)  # images the tool returned, registered (media.py)
 
     @property
     def message(self) -> dict[str, Any]:
@@ -205,6 +210,7 @@ def _scrubbed(value: Any) -> Any:
 ErrorFormatter = Callable[[BaseException, ToolCall], str]
 ResultFormatter = Callable[[Any, ToolCall, Tool], "str | list[dict[str, Any]]"]
 LAST_RESORT = envelope("error", error="The tool failed, and so did describing the failure.")
+MAX_IMAGES = 16  # images one tool result may return
 
 
 @dataclass
@@ -236,6 +242,7 @@ class Executor:
         retry_budget: int = 2,
         format_error: ErrorFormatter = error_envelope,
         format_result: ResultFormatter = result_text,
+        media: MediaStore | None = None,
     ) -> None:
         self.tools: dict[str, Tool] = tools_by_name(tools)
         self.timeout = timeout  # default seconds per call; a tool's own `timeout` wins
@@ -244,6 +251,7 @@ class Executor:
         self.format_error = format_error  # exception -> what the model reads
         self.format_result = format_result  # (value, call, tool) -> what the model reads
         self.failures: dict[str, int] = {}  # tool name -> invalid tries since its last success
+        self.media = media  # where returned images are read and registered; None: images are not looked for
 
     async def run(self, calls: Iterable[Any]) -> list[ToolResult]:
         """Run the calls of one reply concurrently; one result per call, in the calls' order."""
@@ -298,19 +306,53 @@ class Executor:
             return self._failed(call, "timeout", envelope("error", error=message), repairs)
         outcome = task.result()
         if outcome.error is None:
+            value, found = find_media(outcome.value) if self.media is not None else (outcome.value, [])
+            media, problems = await self._load_media(found, tool.name)
+            if not media and not problems:
+                value = outcome.value  # an older tool's {"path": ...} that is not an image: plain data
             try:
-                content, attachments = _content(self.format_result(outcome.value, call, tool))
+                content, attachments = _content(self.format_result(value, call, tool)) if value is not None \
+                    else ("", [])
             except (KeyboardInterrupt, asyncio.CancelledError):
                 raise
             except BaseException as exc:  # a formatter's bug (even SystemExit) is reported like the tool's own
                 outcome.error = exc
             else:
                 self.failures.pop(tool.name, None)  # it works again: a fresh retry budget
-                return ToolResult(call, content, ok=True, value=outcome.value, repairs=repairs,
-                                  attachments=attachments)
+                lines = [content] if content else []
+                lines += [f"[image {m.label()}]" for m in media]
+                if problems:
+                    message = (f"{tool.name} returned an image that cannot be used: {'; '.join(problems)}. Use "
+                               "an image inside the allowed folders or at a public http(s) URL, or tell the user.")
+                    return ToolResult(call, envelope("error", error=message, output="\n".join(lines) or None),
+                                      ok=False, failure="bad_media", value=outcome.value, repairs=repairs,
+                                      media=media)
+                return ToolResult(call, "\n".join(lines), ok=True, value=outcome.value, repairs=repairs,
+                                  attachments=attachments, media=media)
         _scrub(outcome.error)  # the log keeps the traceback, not the keys in the message
         log.warning("tool %s failed (call %s)", tool.name, call.id, exc_info=outcome.error)
         return self._failed(call, "exception", self._format_error(outcome.error, call), repairs)
+
+    async def _load_media(self, found: list[Found], tool_name: str) -> tuple[list[Media], list[str]]:
+        """Read and register the images a tool returned, concurrently: (registered, why others were refused).
+        An older tool's {"path": ...} that cannot be read is not an image after all, and no problem."""
+        store = self.media
+        if store is None or not found:
+            return [], []
+        if len(found) > MAX_IMAGES:
+            return [], [f"{len(found)} images in one result, more than {MAX_IMAGES}"]
+
+        def load(item: Found) -> Media | str | None:
+            try:
+                return store.load(item, tool_name)
+            except MediaError as error:
+                return f"{item.image}"[:120] + f": {error}" if item.explicit else None
+            except Exception as error:  # a bug of ours: refused, logged, never raised into the run
+                log.warning("loading an image from %s failed", tool_name, exc_info=True)
+                return f"it could not be read ({type(error).__name__})" if item.explicit else None
+
+        outcomes = await asyncio.gather(*(in_thread(partial(load, item)) for item in found))
+        return ([o for o in outcomes if isinstance(o, Media)], [o for o in outcomes if isinstance(o, str)])
 
     @staticmethod
     async def _guarded(tool: Tool, validated: BaseModel) -> _Outcome:

@@ -315,12 +315,24 @@ def test_non_text_parts_are_sent_after_the_tool_messages_as_one_user_message():
         return [{"type": "text", "text": "a chart"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]
 
     fake = ScriptedClient([two_calls()])
-    result = Agent(fake, "m", [get_weather, add_numbers], format_result=formatter).run("q")
+    result = Agent(fake, "m", [get_weather, add_numbers], format_result=formatter, image_input=True).run("q")
     roles = [m["role"] for m in result.messages]
     assert roles == ["user", "assistant", "tool", "tool", "user", "assistant"]
     images = result.messages[4]["content"]
-    assert [p["type"] for p in images] == ["text", "image_url", "text", "image_url"]
-    assert "not instructions from the user" in images[0]["text"] and "c_bj" in images[0]["text"]
+    assert [p["type"] for p in images] == ["text", "text", "image_url", "text", "image_url"]
+    assert images[0]["text"].startswith("Tool output, not a message from the user") and "c_bj" in images[1]["text"]
+
+
+def test_a_text_only_model_gets_a_note_instead_of_image_parts():
+    def formatter(value, call, tool):
+        return [{"type": "text", "text": "a chart"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]
+
+    fake = ScriptedClient([two_calls()])
+    result = Agent(fake, "deepseek-chat", [get_weather, add_numbers], format_result=formatter).run("q")
+    note = result.messages[4]["content"]
+    assert isinstance(note, str) and note.startswith("Tool output, not a message from the user")
+    assert "cannot see images" in note
+    assert not any(isinstance(m.get("content"), list) for r in fake.requests for m in r["messages"])
 
 
 def test_the_runs_context_reaches_the_prompt_injection_builder():
