@@ -8,6 +8,12 @@ Public names, each from a module of its own:
     tool, Tool, ToolDefinitionError            Python functions as tools: schema,         tools.py, schema.py
                                                validation, running them
     Text, ImgPath, ImgUrl                      values that are more than a string         types.py
+    find_media, MediaStore, Media              images tools return: found, registered     media.py
+                                               under a media_id
+    MediaPolicy, MediaError, media_dir         where images may be read from: allowed     sources.py
+                                               folders, public http(s) URLs
+    Vision, image_input_for                    how images reach a model that sees, or     vision.py
+                                               one that doesn't
     prepare, ArgumentsError                    untrusted arguments: repaired, coerced,    arguments.py
                                                explained
     redact                                     no secrets or paths in what a model reads  redaction.py
@@ -35,16 +41,20 @@ from .connection import Connection, Settings, connect, connect_async, load_setti
 from .display import dump, show
 from .events import CapReached, Event, FinalAnswer, ModelRequest, ModelResponse, RunPaused, ToolFinished, ToolStarted
 from .executor import Executor, ToolError, ToolResult
+from .media import Media, MediaStore, find_media
 from .redaction import redact
 from .replies import ProviderError, ToolCall, read_reply
 from .schema import ToolDefinitionError
+from .sources import MediaError, MediaPolicy, media_dir
 from .tools import Tool, tool
 from .types import ImgPath, ImgUrl, Text
+from .vision import Vision, image_input_for
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = ["Agent", "ArgumentsError", "CapReached", "Connection", "Event", "Executor", "FinalAnswer", "ImgPath",
-           "ImgUrl", "ModelRequest", "ModelResponse", "Pending", "ProviderError", "RunPaused", "RunResult",
-           "Settings", "Text", "Tool", "ToolCall", "ToolDefinitionError", "ToolError", "ToolFinished",
-           "ToolResult", "ToolStarted", "Usage", "Verdict", "connect", "connect_async", "dump", "load_settings",
-           "prepare", "read_reply", "redact", "show", "tool"]
+           "ImgUrl", "Media", "MediaError", "MediaPolicy", "MediaStore", "ModelRequest", "ModelResponse", "Pending",
+           "ProviderError", "RunPaused", "RunResult", "Settings", "Text", "Tool", "ToolCall", "ToolDefinitionError",
+           "ToolError", "ToolFinished", "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect",
+           "connect_async", "dump", "find_media", "image_input_for", "load_settings", "media_dir", "prepare",
+           "read_reply", "redact", "show", "tool"]
