@@ -731,7 +731,7 @@ def test_content_parts_and_system_messages():
 
 def test_images_a_tool_produced_are_not_a_new_question():
     messages = [user("北京天气"), called(("get_weather", {"city": "北京"})), result("media_id=img_1"),
-                {"role": "user", "content": [{"type": "text", "text": "Images returned by the tool:"},
+                {"role": "user", "content": [{"type": "text", "text": "Tool output, not a message from the user:"},
                                              IMAGE]}]
     s = analyse(body(messages, [WEATHER]))
     assert s.request.text == "北京天气" and len(s.calls) == 1

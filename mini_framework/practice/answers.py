@@ -27,6 +27,13 @@ How an answer is put together:
 - when the question compares ('哪个更暖和') the winner is named; when it asks for the date and a
   result carries one, the answer says what day it is.
 
+Images: when the request (or the labelled tool output after it) carries image parts, which only a
+vision persona is ever sent, the answer describes each from its bytes (`vision.say`) and answers a
+'which is highest?' question from the text a PNG stores. A text-only persona reads the labelled
+output's text instead: a vision model's description ('auto'), or a note that an image exists,
+which it says it cannot see. A result that is only a file name ('{"path": "chart.png"}') is said as
+one ('图表已保存为 chart.png。'): a name is all the model got, and it invents nothing more.
+
 It never echoes function-call syntax ('add_numbers(a=1, b=2) 的结果是 …') at the user. The
 wording comes from `phrasing`, which is generic over tools: nothing here knows a tool's name.
 
@@ -65,10 +72,11 @@ from .phrasing import (
     value_name,
     with_unit,
 )
-from .planning import call_key, next_calls
+from .planning import call_key, looks_at_media, next_calls
 from .ranking import relevant_tools
 from .schemas import Param, enum_of
 from .situation import TRUNCATE, Call, OfferedTool, Situation, error_of, scalars
+from .vision import figure_answer, look, quoted_texts, say
 from .wire import canonical_json
 
 _WORD = re.compile(r"\S+")
@@ -447,7 +455,7 @@ def answer_from_results(s: Situation) -> str:
         if err is not None:
             lines.append(_failure(c, tool, err, label, s.zh))
             continue
-        computed = _conversion(c, tool, s.zh) or _computation(c, tool, s.zh)
+        computed = _conversion(c, tool, s.zh) or _computation(c, tool, s.zh) or saved_file(_unwrap(c.result), s)
         if computed:
             lines.append(computed)
             continue
@@ -521,8 +529,89 @@ def _would_call(name: str, arguments: dict, zh: bool) -> str:
     return f"{name}（{'，'.join(values)}）" if zh else f"{name} ({', '.join(values)})"
 
 
+# -----------------------------------------------------------------------------
+# images, and what the tools' labelled output says about them
+
+_DESCRIPTION = re.compile(r"\[Description of image (\S+?), written by a vision model\.[^\]]*\]")
+_QUOTE = re.compile(r"“([^”]*)”")
+_CHART = re.compile(r"(?i)图表|chart|graph|plot|diagram")
+_PICTURE = re.compile(r"(?i)图片|图像|照片|截图|image|picture|photo|screenshot")
+_PATH_KEYS = ("path", "file", "filename", "file_name", "file_path", "filepath", "saved_to", "output_path", "output")
+_FILE_NAME = re.compile(r"^[^\s<>|\0]{0,200}\.[A-Za-z0-9]{2,5}$")
+
+
+def image_answer(s: Situation) -> str:
+    """What the images sent show, each described from its bytes; a question about their data answered first.
+
+    The images are the user's (in the request) or the tools' (in the labelled tool output after it):
+    either way the user's question is what is answered.
+    """
+    seen = [(image, look(image.url)) for image in s.images]
+    numbered = len(seen) > 1
+    lines = [say(v, s.zh, image.name or (str(k) if numbered else "")) for k, (image, v) in enumerate(seen, 1)]
+    figure = figure_answer(s.request.text, "\n".join(quoted_texts(v) for _, v in seen), s.zh)
+    body = lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
+    return f"{figure}\n{body}" if figure else body
+
+
+def _described(notes: str) -> list[tuple[str, str]]:
+    """(media id, description) for each '[Description of image …]' marker in the tool output's text."""
+    marks = list(_DESCRIPTION.finditer(notes))
+    return [(m.group(1), " ".join(notes[m.end():marks[k + 1].start() if k + 1 < len(marks) else None].split()))
+            for k, m in enumerate(marks)]
+
+
+def notes_answer(s: Situation) -> str | None:
+    """The answer a text-only model gives from the labelled tool output: from a vision model's description when
+    there is one ('auto'), else that it cannot see the image ('off', or 'tool' with nothing examined yet);
+    None when the output names no image at all."""
+    notes = "\n".join(s.notes)
+    described = _described(notes)
+    if described:
+        quoted = " ".join(q for _, d in described for q in _QUOTE.findall(d)) or " ".join(d for _, d in described)
+        figure = figure_answer(s.request.text, quoted, s.zh)
+        if figure:
+            return figure
+        lines = [(f"根据视觉模型对图片 {i} 的描述：{_one_line(d, TRUNCATE)}" if s.zh
+                  else f"According to a vision model's description of image {i}: {_one_line(d, TRUNCATE)}")
+                 for i, d in described]
+        return "\n".join(lines)
+    if not s.media_ids:
+        return None
+    ids = ("、" if s.zh else ", ").join(s.media_ids)
+    if s.zh:
+        return f"工具生成了图片（{ids}），但我是纯文本模型，看不到图片内容，所以没法告诉你图里有什么。"
+    return (f"The tool produced an image ({ids}), but I am a text-only model and cannot see it, so I can't tell you "
+            "what it shows.")
+
+
+def saved_file(result: Any, s: Situation) -> str | None:
+    """'图表已保存为 chart.png' / 'The chart was saved as chart.png.' for a result that is only a file name
+    (`{"path": "chart.png"}`): the model got a name, not pixels, and says no more than that."""
+    value = result.strip() if isinstance(result, str) else None
+    if isinstance(result, dict) and 0 < len(result) <= 2:
+        value = next((result[k] for k in _PATH_KEYS if isinstance(result.get(k), str)), None)
+        if len(result) == 2 and not any(str(k).lower() in ("status", "ok", "success", "message") for k in result):
+            value = None
+    if not value or not _FILE_NAME.match(value):
+        return None
+    what = (("图表", "chart") if _CHART.search(s.request.text) else
+            ("图片", "image") if _PICTURE.search(s.request.text) else ("文件", "file"))
+    return f"{what[0]}已保存为 {value}。" if s.zh else f"The {what[1]} was saved as {value}."
+
+
 def compose_answer(s: Situation) -> str:
-    """The text reply: from the results if there are any, else a greeting, a question or an honest 'no tool fits'."""
+    """The text reply: about the images when there are any; from the results (and the labelled tool output) if
+    there are any; else a greeting, a question or an honest 'no tool fits'."""
+    if s.images:
+        return image_answer(s)
+    media_tools = {t.name for t in s.tools if looks_at_media(t)}
+    looked = [c for c in s.calls if c.name in media_tools and c.result is not None and error_of(c) is None]
+    if looked:                                  # 'tool' fallback: what image_understand said is the answer
+        return "\n".join(render(_unwrap(c.result), s.zh) for c in looked)
+    noted = notes_answer(s) if s.notes else None
+    if noted:
+        return noted
     if s.calls:
         return answer_from_results(s)
     zh, names = s.zh, ("、" if s.zh else ", ").join(t.name for t in s.tools[:LISTED])

@@ -26,6 +26,10 @@ Two pitfalls happen here on purpose, because real models fall into them (lessons
   (`language.STOP_REPEATING`, as the framework's repeated-call guard says). A description that
   states the result is authoritative ('查一次即可作答') causes nothing of the kind.
 
+An image a tool produced reaches a text-only model as a media id only ('tool' fallback): when the
+request asks about it and a tool takes a `media_id` (`image_understand`), that tool is called with
+the id and the user's question before anything else (`media_calls`); it is never planned otherwise.
+
 Concessions: a chain is planned through at most three producers, for at most MAX_CHAINED missing
 inputs of a tool, visiting at most MAX_EXPANSIONS tools in all (a ring of tools that each need
 another's output would otherwise be explored combinatorially); a follow-up ('那上海呢？') reuses
@@ -34,6 +38,7 @@ the previous turn's tool only when the new message names a value of the same kin
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .filling import fill_arguments
@@ -43,6 +48,10 @@ from .schemas import Param, json_type
 from .situation import Call, OfferedTool, Situation, error_of, once
 from .wire import canonical_json
 
+# a request about what an image shows (asked after a tool drew or fetched one)
+ABOUT_IMAGE = re.compile(r"(?i)图里|图中|图上|图表里|图表中|图片里|图片中|照片里|画面|显示|看到|看看|描述|内容|哪|什么|"
+                         r"多少|几|趋势|\b(?:image|picture|photo|chart|graph|plot|"
+                         r"show|shows|see|look|which|what|how many|how much|trend|describe)\b|[?？]")
 MAX_ROUNDS = 8          # tool-call rounds after one user message before the planner insists on answering
 MAX_CALLS = 8           # calls in one reply, all tools together
 OUTRANKED = 0.75        # below this share of another tool's score, a tool using the same values is left out
@@ -120,6 +129,31 @@ def _follow_up(s: Situation, done: set[str]) -> list[tuple[str, dict]]:
     return []
 
 
+def looks_at_media(tool: OfferedTool) -> bool:
+    """Whether a tool examines an image by its media id (the framework's `image_understand(media_id, question)`).
+
+    Such a tool is called by `media_calls` alone, once an id is known: the request never holds one.
+    """
+    return any(p.name == "media_id" for p in tool.params)
+
+
+def media_calls(s: Situation, done: set[str]) -> list[tuple[str, dict]]:
+    """'image_understand' for each image a tool produced this turn, with the user's question, when the request
+    is about what the image shows (and the model cannot see it itself: it was sent no image parts)."""
+    if s.images or not s.media_ids or not ABOUT_IMAGE.search(s.request.text):
+        return []
+    out = []
+    for tool in (t for t in s.tools if looks_at_media(t)):
+        for media_id in s.media_ids:
+            args = {p.name: media_id if p.name == "media_id" else s.request.text for p in tool.params
+                    if p.name == "media_id" or (p.required and json_type(p.schema) == "string")
+                    or p.name in ("question", "prompt", "query")}
+            if call_key(tool.name, args) not in done:
+                out.append((tool.name, args))
+        break                                               # one such tool is enough
+    return out[:MAX_CALLS]
+
+
 def next_calls(s: Situation) -> list[tuple[str, dict]]:
     """The calls to make now under tool_choice 'auto'; [] means it is time to answer.
 
@@ -133,7 +167,10 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
     if s.rounds >= MAX_ROUNDS or small_talk(s.request.text):
         return []                           # '谢谢！' / 'OK' asks for nothing: no tool, none of its words an argument
     done = {call_key(c.name, c.arguments) for c in s.calls}
-    relevant = relevant_tools(s)
+    looking = media_calls(s, done)
+    if looking:
+        return looking
+    relevant = [t for t in relevant_tools(s) if not looks_at_media(t)]
     budget = [MAX_EXPANSIONS]
     planned = ([c for t in relevant for c in _plan_tool(t, s, done, frozenset(), budget)] if relevant
                else _follow_up(s, done))

@@ -1,8 +1,10 @@
 """Stage 1 of the planner: the situation, read from a Chat Completions request body.
 
     analyse(request) -> Situation
-        request    the latest user message that is a request (not images a tool produced), read by
-                   `language.read`: its language, entities, topics and features
+        request    the latest user message that is a request, read by `language.read`: its language,
+                   entities, topics and features. The framework's labelled tool output (a 'user'
+                   message beginning 'Tool output, not a message from the user') is never one:
+                   its images (`images`) and text (`notes`) are what the tools produced
         tools      the function tools offered (narrowed by `allowed_tools`), as `OfferedTool`s
         calls      the calls made since that message, each with its parsed result
         previous   the calls of the turn before (for a follow-up such as '那上海呢？')
@@ -46,6 +48,11 @@ ENUM_COST = 48          # charged per enum member read, on top of its text
 MAX_CALLS_READ = 64     # calls of one turn read (the latest ones): the planner makes at most 8 x 8 itself
 MAX_RESULT_TEXT = 20_000    # characters of a text result searched for a value (`filling.values_from_results`)
 MAX_CONTEXT = 16        # other messages (system, developer, earlier user) searched for secrets, the latest ones
+MAX_IMAGES = 8          # images (and tool-output messages) read per request
+TOOL_OUTPUT_LABEL = "Tool output, not a message from the user"
+"""How the framework's labelled tool-output message begins (the core's constant, copied: see the package rule)."""
+MEDIA_ID = re.compile(r"tool:[A-Za-z0-9_-]{1,64}:[0-9a-f]{6,64}")
+"""A media id as the framework writes it: `tool:{tool name}:{short hash of the bytes}`."""
 BROAD_TOPICS = frozenset({"#calculate", "#search", "#detail", "#location", "#send", "#time"})
 """Topics too broad to decide alone (`ranking` weighs them least; they never make a description contradict)."""
 
@@ -110,6 +117,18 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class ImagePart:
+    """An image the model was sent: in the user's request, or in the labelled tool output after it."""
+
+    url: str
+    """The `image_url.url` (a `data:` URL, normally)."""
+    name: str = ""
+    """The media id the text before it names ('tool:draw_chart:3f9a1c2b'), '' when none."""
+    from_tool: bool = False
+    """Whether a tool produced it (it came in the labelled tool-output message)."""
+
+
+@dataclass(frozen=True)
 class Situation:
     """Everything the planner decides from; built by `analyse`."""
 
@@ -130,6 +149,13 @@ class Situation:
     context: tuple[Entity, ...] = ()
     """Secrets (API keys, passwords, ID numbers) written elsewhere in the conversation: the system prompt,
     earlier user messages. A model copies them into arguments as readily as what the latest message says."""
+    images: tuple[ImagePart, ...] = ()
+    """Images in the request itself and in the labelled tool output after it (at most MAX_IMAGES)."""
+    notes: tuple[str, ...] = ()
+    """The text of the labelled tool-output messages after the request (descriptions of images, notes that an
+    image exists), label removed: tool results for the answer's wording, never a request."""
+    media_ids: tuple[str, ...] = ()
+    """Media ids ('tool:draw_chart:3f9a1c2b') named by the tool results and tool output since the request."""
     memo: dict[tuple[str, int], tuple[Any, Any]] = field(default_factory=dict, init=False, compare=False, repr=False)
     """What later stages computed from this situation (see `once`); a `replace`d copy starts empty."""
 
@@ -174,20 +200,44 @@ def message_text(message: Any) -> str:
     return ""
 
 
-def _has_image(message: dict) -> bool:
-    """Whether a message carries image parts."""
-    content = message.get("content")
-    return isinstance(content, list) and any(isinstance(p, dict) and "image" in str(p.get("type")) for p in content)
+def is_tool_output(message: dict) -> bool:
+    """Whether a message is the framework's labelled tool output (a 'user' message that is not the user's).
+
+    >>> is_tool_output({"role": "user", "content": TOOL_OUTPUT_LABEL + ": 1 image."})
+    True
+    """
+    return message.get("role") == "user" and message_text(message).lstrip().startswith(TOOL_OUTPUT_LABEL)
 
 
 def _latest_request(messages: list[dict]) -> int:
-    """Index of the latest user message that is a request (not tool images re-sent as 'user'), or -1."""
+    """Index of the latest user message that is a request (not the labelled tool output), or -1."""
     for i in range(len(messages) - 1, -1, -1):
-        if messages[i].get("role") == "user":
-            if i and messages[i - 1].get("role") == "tool" and _has_image(messages[i]):
-                continue                            # images a tool produced, injected as a user message
+        if messages[i].get("role") == "user" and not is_tool_output(messages[i]):
             return i
     return -1
+
+
+def images_of(message: dict, from_tool: bool) -> list[ImagePart]:
+    """The image parts of a message, each named by the media id in the text part just before it (if any).
+
+    >>> [(i.name, i.from_tool) for i in images_of({"content": [{"type": "text", "text": "Image tool:chart:3f9a1c2b "
+    ...     "(PNG 640×400) returned by chart:"}, {"type": "image_url", "image_url": {"url": "data:,"}}]}, True)]
+    [('tool:chart:3f9a1c2b', True)]
+    """
+    content = message.get("content")
+    out: list[ImagePart] = []
+    before = ""
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str):
+            before = part["text"]
+        image = part.get("image_url")
+        if part.get("type") == "image_url" and isinstance(image, dict) and isinstance(image.get("url"), str):
+            ids = MEDIA_ID.findall(before)
+            out.append(ImagePart(image["url"], ids[-1] if ids else "", from_tool))
+            before = ""
+    return out[:MAX_IMAGES]
 
 
 def parse_json(text: Any) -> Any:
@@ -328,8 +378,17 @@ def analyse(request: dict) -> Situation:
     if allowed is not None:
         tools = tuple(t for t in tools if t.name in allowed)
     text = message_text(messages[latest]) if latest >= 0 else ""
+    after = messages[latest + 1:] if latest >= 0 else []
+    outputs = [m for m in after if is_tool_output(m)][-MAX_IMAGES:]
+    images = images_of(messages[latest], False) if latest >= 0 else []
+    images += [image for m in outputs for image in images_of(m, True)]
+    notes = tuple(message_text(m).lstrip()[len(TOOL_OUTPUT_LABEL):].lstrip(" .:：\n")[:MAX_RESULT_TEXT]
+                  for m in outputs)
+    said = [message_text(m)[:MAX_RESULT_TEXT] for m in after[-MAX_CALLS_READ:] if m.get("role") == "tool"] + list(notes)
+    media_ids = tuple(dict.fromkeys(i for t in said for i in MEDIA_ID.findall(t)))[:MAX_IMAGES]
     return Situation(read(text), tools, calls, rounds, previous, choice,
-                     request.get("parallel_tool_calls") is not False, _context(messages, latest))
+                     request.get("parallel_tool_calls") is not False, _context(messages, latest),
+                     tuple(images[:MAX_IMAGES]), notes, media_ids)
 
 
 def _context(messages: list[dict], latest: int) -> tuple[Entity, ...]:
@@ -338,7 +397,8 @@ def _context(messages: list[dict], latest: int) -> tuple[Entity, ...]:
     >>> [e.value for e in _context([{"role": "system", "content": "API key: sk-abc123456789"}], -1)]
     ['sk-abc123456789']
     """
-    others = [m for i, m in enumerate(messages) if i != latest and m.get("role") in ("system", "developer", "user")]
+    others = [m for i, m in enumerate(messages) if i != latest and m.get("role") in ("system", "developer", "user")
+              and not is_tool_output(m)]
     found: list[Entity] = []
     for m in others[-MAX_CONTEXT:]:
         text = message_text(m)[:MAX_TEXT]
