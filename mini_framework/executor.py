@@ -306,7 +306,7 @@ class Executor:
             return self._failed(call, "timeout", envelope("error", error=message), repairs)
         outcome = task.result()
         if outcome.error is None:
-            value, found = find_media(outcome.value) if self.media is not None else (outcome.value, [])
+            value, found = _find_media(outcome.value) if self.media is not None else (outcome.value, [])
             media, problems = await self._load_media(found, tool.name)
             if not media and not problems:
                 value = outcome.value  # an older tool's {"path": ...} that is not an image: plain data
@@ -425,6 +425,15 @@ def _readable(call: Any) -> ToolCall:
     except Exception:
         raw_id = call.get("id") if isinstance(call, dict) else getattr(call, "id", "")
         return ToolCall(raw_id if isinstance(raw_id, str) else "", "unreadable_call", "{}")
+
+
+def _find_media(value: Any) -> tuple[Any, list[Found]]:
+    """`find_media`, where a value that breaks the search (a cycle, a hostile __eq__) simply holds no images."""
+    try:
+        return find_media(value)
+    except Exception:
+        log.warning("looking for images in a tool result failed; it is sent as it is", exc_info=True)
+        return value, []
 
 
 def _content(formatted: Any) -> tuple[str, list[dict[str, Any]]]:

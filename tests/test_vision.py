@@ -207,3 +207,23 @@ def test_vision_for_model_defaults():
     store = MediaStore()
     assert Vision.for_model("practice-vision", store).image_input is True
     assert Vision.for_model("practice", store, image_input=True).image_input is True
+
+
+def test_a_hung_or_empty_vision_model_does_not_hold_up_the_run(charts, monkeypatch):
+    import time
+
+    from mini_framework import vision
+
+    class Hung(Recorder):
+        def create(self, **params):
+            time.sleep(3)
+            return super().create(**params)
+
+    monkeypatch.setattr(vision, "DESCRIBE_TIMEOUT", 0.2)
+    started = time.monotonic()
+    result = Agent(Recorder([calls(("draw_chart", {"name": "blue"}))]), "deepseek-chat", [draw_chart],
+                   vision=(Hung([]), "v")).run("q")
+    assert time.monotonic() - started < 2 and "did not answer within 0.2 s" in result.messages[-2]["content"]
+    empty = Agent(Recorder([calls(("draw_chart", {"name": "red"}))]), "deepseek-chat", [draw_chart],
+                  vision=(Recorder([], answer=""), "v")).run("q")
+    assert "gave no description" in empty.messages[-2]["content"]
