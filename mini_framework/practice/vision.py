@@ -256,9 +256,10 @@ def dominant_colours(data: bytes, fmt: str) -> tuple[tuple[str, ...] | None, str
             image.draft("RGB", (SAMPLE, SAMPLE))            # JPEG: decode at a reduced scale (a no-op elsewhere)
             rgba = image.convert("RGBA")
             small = rgba.resize((min(rgba.width, SAMPLE), min(rgba.height, SAMPLE)), Image.Resampling.NEAREST)
-            pixels = list(small.getdata())
+            flat = small.tobytes()
     except Exception as err:                                # Pillow's errors are many: truncated, bomb, syntax ...
         return None, "truncated" if "truncat" in str(err).lower() or isinstance(err, EOFError) else "damaged"
+    pixels = [(flat[i], flat[i + 1], flat[i + 2], flat[i + 3]) for i in range(0, len(flat), 4)]
     return name_colours(pixels), None
 
 
