@@ -9,13 +9,16 @@ Or from a shell: `python -m mini_framework.practice --port 8765`.
 Modules, from the socket inwards:
 
     server      HTTP on 127.0.0.1 (stdlib `http.server`), routing, the request log (`requestlog`)
-    checks      request validation with the real API's status codes and wording (`errors`)
+    checks      request validation with the real API's status codes and wording (`errors`; another
+                provider's wording with a flag, `practice@deepseek`: `providers`)
     personas    model name -> the brain that answers; `pitfalls` holds the misbehaving ones
     planner     the default brain, a pipeline of five stages, one module each:
                 situation -> ranking -> filling -> planning -> answers
                 (on top of `language` for reading text, `phrasing` for putting results into
                 words, `schemas` for reading JSON Schema, `numbers` for numbers in text,
                 `cjk` for which characters are Chinese)
+    vision      what `practice-vision` sees in an image, from its bytes (format, size, colours,
+                PNG text); Pillow is imported lazily, and only the pixels need it
     structured  a final answer shaped by `response_format` (json_object, json_schema)
     reply       what a brain decides; `wire` turns it into `chat.completion` JSON or stream chunks
 
