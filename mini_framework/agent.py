@@ -64,7 +64,7 @@ from .media import MediaStore
 from .replies import ModelReply, ProviderError, ToolCall, read_reply
 from .sources import MediaPolicy
 from .tools import Tool, tool_guidance
-from .vision import ImageFallback, Vision
+from .vision import CONVERSATION, ImageFallback, Vision, conversation_ids
 
 __all__ = ["Agent", "Pending", "RunResult", "RunState", "Usage", "Verdict"]
 
@@ -167,7 +167,6 @@ class RunState:
     failures: dict[str, int] = field(default_factory=dict)  # tool name -> invalid tries since its last success
     waiting: list[ToolCall] = field(default_factory=list)  # calls of the last reply not answered yet
     pending: list[Pending] = field(default_factory=list)  # of those, the ones the run paused for
-    image_messages: list[int] = field(default_factory=list)  # indexes of messages carrying images in full
     decided: dict[str, Verdict] = field(default_factory=dict)  # call id -> the checkpoint's verdict
     capped: bool = False  # True once max_iterations stopped the tool calls
     done: bool = False
@@ -394,7 +393,7 @@ class Agent:
 
     async def ask_model(self, state: RunState, emit: EventHandler, with_tools: bool) -> ModelReply:
         """Send the conversation; return the reply, read and repaired, its usage counted."""
-        self.vision.prepare(state.messages, state.image_messages)  # no image a model cannot take
+        self.vision.prepare(state.messages)  # no image part where the model cannot take it
         params: dict[str, Any] = {"model": self.model, "messages": state.messages}
         if with_tools:
             params.update(tools=self.specs, **self.request_options)
@@ -448,7 +447,7 @@ class Agent:
             emit(ToolFinished(state.iteration, result))
         state.results += results
         state.messages += [r.message for r in results]
-        await self.vision.deliver(results, state.messages, state.image_messages)
+        await self.vision.deliver(results, state.messages)
         state.waiting, state.decided = [], {}
 
     async def _ask_checkpoint(self, call: ToolCall) -> Verdict:
@@ -478,7 +477,11 @@ class Agent:
                 refused[i] = repeated_call(call, state.seen[key] - 1, state.last_result.get(key))
             else:
                 fresh.append(call)
-        ran = iter(await executor.run(fresh))
+        seen = CONVERSATION.set(conversation_ids(state.messages))  # what image_understand may look at
+        try:
+            ran = iter(await executor.run(fresh))
+        finally:
+            CONVERSATION.reset(seen)
         results = [refused[i] if i in refused else next(ran) for i in range(len(calls))]
         for call, result in zip(calls, results):
             if result.failure != "repeated":

@@ -252,11 +252,13 @@ class Executor:
         self.format_result = format_result  # (value, call, tool) -> what the model reads
         self.failures: dict[str, int] = {}  # tool name -> invalid tries since its last success
         self.media = media  # where returned images are read and registered; None: images are not looked for
+        self.round_bytes = 0
 
     async def run(self, calls: Iterable[Any]) -> list[ToolResult]:
         """Run the calls of one reply concurrently; one result per call, in the calls' order."""
         calls = [_readable(c) for c in calls]
         limit = asyncio.Semaphore(max(1, self.max_concurrency))
+        self.round_bytes = 0  # bytes of images loaded for this reply's calls (bounded by the media policy)
 
         async def limited(call: ToolCall) -> ToolResult:
             async with limit:
@@ -346,13 +348,28 @@ class Executor:
             try:
                 return store.load(item, tool_name)
             except MediaError as error:
-                return f"{item.image}"[:120] + f": {error}" if item.explicit else None
+                return redact(str(error)) if item.explicit else None
             except Exception as error:  # a bug of ours: refused, logged, never raised into the run
                 log.warning("loading an image from %s failed", tool_name, exc_info=True)
-                return f"it could not be read ({type(error).__name__})" if item.explicit else None
+                return f"an image could not be read ({type(error).__name__})" if item.explicit else None
 
-        outcomes = await asyncio.gather(*(in_thread(partial(load, item)) for item in found))
-        return ([o for o in outcomes if isinstance(o, Media)], [o for o in outcomes if isinstance(o, str)])
+        tasks = [asyncio.ensure_future(in_thread(partial(load, item))) for item in found]
+        done, late = await asyncio.wait(tasks, timeout=store.policy.timeout + 5)  # each fetch has its own deadline
+        for task in late:
+            task.cancel()
+        outcomes = [t.result() if t in done else "loading the image took too long" for t in tasks]
+        media, problems = [], []
+        for outcome in outcomes:
+            if isinstance(outcome, Media):
+                self.round_bytes += len(outcome.data)
+                if self.round_bytes > store.policy.max_round_bytes:  # memory, too: results keep their images
+                    problems.append(f"the images of this reply's calls add up to more than "
+                                    f"{store.policy.max_round_bytes:,} bytes")
+                    break
+                media.append(outcome)
+            elif isinstance(outcome, str):
+                problems.append(outcome)
+        return media, problems
 
     @staticmethod
     async def _guarded(tool: Tool, validated: BaseModel) -> _Outcome:

@@ -40,7 +40,8 @@ from .types import Detail, ImgPath, ImgUrl, Text
 __all__ = ["IMAGE_SUFFIXES", "Media", "MediaError", "MediaStore", "find_media"]
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
-MAX_FOUND = 16  # images one result may hold
+MAX_PIXELS = 100_000_000  # an image claiming more (a hostile header) is refused
+MAX_DESCRIPTIONS = 256  # descriptions kept per store
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,8 @@ class MediaStore:
             raise MediaError("the file is not a PNG, JPEG, GIF or WebP image (judged by its bytes, not its name)")
         if len(data) > self.policy.max_bytes:
             raise MediaError(f"the image is {len(data):,} bytes, over the limit of {self.policy.max_bytes:,}")
+        if info.width * info.height > MAX_PIXELS:
+            raise MediaError(f"the image claims {info.width}×{info.height} pixels, more than can be used")
         digest = hashlib.sha256(data).hexdigest()
         media_id = f"tool:{tool_name}:{digest[:8]}"
         with self.lock:
@@ -215,6 +218,14 @@ class MediaStore:
                     self.urls[media.media_id] = url
         return url
 
+    def remember(self, key: tuple[str, str], description: str) -> None:
+        """Keep what a vision model said about an image (the oldest forgotten past MAX_DESCRIPTIONS)."""
+        with self.lock:
+            if key[0] in self.items:
+                self.descriptions[key] = description
+            while len(self.descriptions) > MAX_DESCRIPTIONS:
+                self.descriptions.pop(next(iter(self.descriptions)))
+
     def _trim(self) -> None:
         """Forget the oldest images beyond the limits (the newest one is always kept)."""
         total = sum(len(m.data) for m in self.items.values())
@@ -222,3 +233,5 @@ class MediaStore:
             old_id, old = self.items.popitem(last=False)
             total -= len(old.data)
             self.urls.pop(old_id, None)
+            for key in [k for k in self.descriptions if k[0] == old_id]:
+                del self.descriptions[key]

@@ -37,16 +37,18 @@ import socket
 import ssl
 import stat
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote_to_bytes, urljoin, urlsplit
+from urllib.parse import quote, unquote_to_bytes, urljoin, urlsplit
 
 __all__ = ["MediaError", "MediaPolicy", "check_url", "fetch_url", "media_dir", "read_data_url", "read_path",
            "resolve_host"]
 
 MAX_URL = 2048
 REDIRECTS = {301, 302, 303, 307, 308}
+PATH_SAFE = "/%?=&;:@!$'()*+,~-._"  # kept as they are when a URL's path is percent-encoded (é -> %C3%A9)
 
 
 class MediaError(Exception):
@@ -56,12 +58,37 @@ class MediaError(Exception):
 def media_dir() -> Path:
     """The framework's own folder for images tools create (allowed by default), created if missing.
 
-    >>> media_dir().name
-    'mini_framework_media'
+    It must be a real folder owned by this user and closed to others; if what is there is not (a
+    symlink someone planted in the shared temp folder, say), a private folder is made instead.
+
+    >>> media_dir().name.startswith("mini_framework_media")
+    True
     """
+    global _media_dir
+    if _media_dir is not None and _safe_folder(_media_dir):
+        return _media_dir
     folder = Path(tempfile.gettempdir()) / "mini_framework_media"
-    folder.mkdir(mode=0o700, exist_ok=True)
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        pass
+    if not _safe_folder(folder):
+        folder = Path(tempfile.mkdtemp(prefix="mini_framework_media-"))
+    _media_dir = folder
     return folder
+
+
+_media_dir: Path | None = None
+
+
+def _safe_folder(folder: Path) -> bool:
+    """A folder (not a symlink), ours, that nobody else can write to."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    owner = getattr(os, "getuid", lambda: info.st_uid)()
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == owner and not info.st_mode & 0o022
 
 
 @dataclass(frozen=True)
@@ -92,9 +119,17 @@ class MediaPolicy:
             raise ValueError(f"MediaPolicy.timeout must be a number of seconds > 0, not {self.timeout!r}")
 
     def folders(self) -> list[Path]:
-        """The allowed folders, resolved (the working directory as it is now)."""
-        found = [Path.cwd()] if self.include_working_dir else []
-        return [p.resolve() for p in [*found, media_dir(), *self.allowed_dirs]]
+        """The allowed folders, resolved: the working directory as it is now (unless it is the root of
+        the file system, or gone), the media folder, and `allowed_dirs`."""
+        found = []
+        if self.include_working_dir:
+            try:
+                here = Path.cwd().resolve()
+            except OSError:
+                here = None
+            if here is not None and here != Path(here.anchor):
+                found.append(here)
+        return [*found, media_dir().resolve(), *(p.resolve() for p in self.allowed_dirs)]
 
 
 # ----------------------------------------------------------------------------- local files
@@ -115,7 +150,8 @@ def read_path(path: str | os.PathLike[str], policy: MediaPolicy) -> bytes:
         raise MediaError(f"there is no file at {shown!r}") from None
     except (OSError, RuntimeError):  # a symlink loop, a path too long, no permission
         raise MediaError(f"{shown!r} cannot be opened") from None
-    root = next((f for f in folders if resolved.is_relative_to(f)), None)
+    roots = [f for f in folders if resolved.is_relative_to(f)]
+    root = max(roots, key=lambda f: len(f.parts)) if roots else None  # the most specific folder decides
     if root is None:
         raise MediaError(f"{shown!r} is outside the folders images may come from: nothing was read")
     if any(part.startswith(".") for part in resolved.relative_to(root).parts):
@@ -159,7 +195,8 @@ def read_data_url(url: str, policy: MediaPolicy) -> bytes:
     if len(payload) > policy.max_bytes * 4 // 3 + 8:
         raise MediaError(f"the data: URL holds more than the limit of {policy.max_bytes:,} bytes")
     try:
-        data = base64.b64decode(payload, validate=True) if header.endswith(";base64") else unquote_to_bytes(payload)
+        data = base64.b64decode(payload, validate=True) if header.lower().endswith(";base64") \
+            else unquote_to_bytes(payload)
     except (binascii.Error, ValueError):
         raise MediaError("the data: URL's base64 data is not valid") from None
     if len(data) > policy.max_bytes:
@@ -192,8 +229,9 @@ def public(address: str) -> bool:
         inner = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
         if inner is not None and not public(str(inner)):
             return False
+    site_local = isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local
     return ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_loopback or ip.is_link_local
-                                 or ip.is_private or ip.is_unspecified)
+                                 or ip.is_private or ip.is_unspecified or site_local)
 
 
 @dataclass(frozen=True)
@@ -231,9 +269,9 @@ def check_url(url: str, policy: MediaPolicy) -> Target:
     if host.lower() not in policy.trusted_hosts:
         private = [a for a in addresses if not public(a)]
         if private:
-            raise MediaError(f"{host!r} is a local or private address ({private[0]}), which tools may not fetch "
-                             "unless it is trusted: nothing was fetched")
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            raise MediaError(f"{host!r} is a local or private address, which tools may not fetch unless it is "
+                             "trusted: nothing was fetched")
+    path = quote(parts.path or "/", safe=PATH_SAFE) + (f"?{quote(parts.query, safe=PATH_SAFE)}" if parts.query else "")
     return Target(scheme, host, port, addresses[0], path)
 
 
@@ -285,20 +323,35 @@ def _get(target: Target, deadline: float, max_bytes: int) -> tuple[int, str, byt
         raise MediaError("fetching the image took too long")
     kind = _PinnedTLS if target.scheme == "https" else _Pinned
     connection = kind(target, timeout=remaining)
+    watchdog = threading.Timer(remaining, _cut, (connection,))  # one deadline for everything, headers included
+    watchdog.daemon = True
+    watchdog.start()
     try:
         connection.request("GET", target.path, headers={"User-Agent": "mini_framework", "Accept": "image/*"})
         response = connection.getresponse()
         if response.status in REDIRECTS:
             return response.status, response.getheader("Location") or "", b""
-        length = response.getheader("Content-Length") or ""
-        if length.isdigit() and int(length) > max_bytes:
+        length = (response.getheader("Content-Length") or "").strip()
+        if length.isascii() and length.isdigit() and int(length) > max_bytes:
             raise MediaError(f"the image is {int(length):,} bytes, over the limit of {max_bytes:,}")
         return response.status, "", _read(connection, response, deadline, max_bytes)
-    except (OSError, http.client.HTTPException) as error:
-        reason = "took too long" if isinstance(error, TimeoutError) else f"failed ({type(error).__name__})"
+    except (OSError, http.client.HTTPException, ValueError) as error:
+        late = isinstance(error, TimeoutError) or time.monotonic() >= deadline
+        reason = "took too long" if late else f"failed ({type(error).__name__})"
         raise MediaError(f"fetching the image from {target.host!r} {reason}") from None
     finally:
+        watchdog.cancel()
         connection.close()
+
+
+def _cut(connection: http.client.HTTPConnection) -> None:
+    """At the deadline: shut the socket, so a read blocked on a slow server returns at once."""
+    sock = connection.sock
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 def _read(connection: http.client.HTTPConnection, response: http.client.HTTPResponse, deadline: float,
@@ -314,6 +367,8 @@ def _read(connection: http.client.HTTPConnection, response: http.client.HTTPResp
             connection.sock.settimeout(remaining)
         chunk = response.read1(65536)
         if not chunk:
+            if time.monotonic() >= deadline:  # the watchdog cut the connection: the body is incomplete
+                raise MediaError("fetching the image took too long")
             return b"".join(chunks)
         size += len(chunk)
         if size > max_bytes:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -37,7 +38,8 @@ from .executor import ToolError, ToolResult
 from .media import Media, MediaStore
 from .tools import Tool, tool
 
-__all__ = ["DESCRIPTION_NOTE", "ImageFallback", "TOOL_OUTPUT_LABEL", "Vision", "image_input_for"]
+__all__ = ["CONVERSATION", "DESCRIPTION_NOTE", "ImageFallback", "TOOL_OUTPUT_LABEL", "Vision", "conversation_ids",
+           "image_input_for"]
 
 ImageFallback = Literal["auto", "tool", "off"]
 TOOL_OUTPUT_LABEL = "Tool output, not a message from the user"
@@ -67,7 +69,37 @@ def image_input_for(model: str) -> bool:
 
 
 def _is_image(part: Any) -> bool:
-    return isinstance(part, dict) and part.get("type") in ("image_url", "input_image")
+    return isinstance(part, dict) and part.get("type") in ("image_url", "input_image", "image")
+
+
+def _images_in(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, (list, tuple)) and any(_is_image(p) for p in content) or _is_image(content)
+
+
+def _is_delivery(message: dict[str, Any]) -> bool:
+    """Whether a message is one of ours: tool output delivered as a user message."""
+    content = message.get("content")
+    first = content[0] if isinstance(content, (list, tuple)) and content else content
+    text = first.get("text") if isinstance(first, dict) else first
+    return message.get("role") == "user" and isinstance(text, str) and text.startswith(TOOL_OUTPUT_LABEL)
+
+
+MEDIA_ID = re.compile(r"tool:[A-Za-z0-9_-]{1,64}:[0-9a-f]{8,16}")
+CONVERSATION: ContextVar[frozenset[str] | None] = ContextVar("mini_framework_conversation_media", default=None)
+
+
+def conversation_ids(messages: list[dict[str, Any]]) -> frozenset[str]:
+    """The media_ids that appear in a conversation's tool messages (what `image_understand` may look at).
+
+    >>> sorted(conversation_ids([{"role": "tool", "content": "[image tool:draw_chart:3f9a1c2b (PNG)]"}]))
+    ['tool:draw_chart:3f9a1c2b']
+    """
+    found: set[str] = set()
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "tool" and isinstance(message.get("content"), str):
+            found.update(MEDIA_ID.findall(message["content"]))
+    return frozenset(found)
 
 
 @dataclass
@@ -103,31 +135,30 @@ class Vision:
         """`image_understand`, when this model cannot see and the fallback is "tool"."""
         return [] if self.image_input or self.fallback != "tool" else [self._understand_tool()]
 
-    def prepare(self, messages: list[dict[str, Any]], shown: list[int]) -> None:
-        """Before a request: no image parts at all for a text-only model; for one that sees, only the latest
-        round's images in full (older ones, at the indexes in `shown`, become a line naming them).
-        Changes `messages` and `shown` in place."""
-        if self.image_input:
-            for index in shown[:-1]:
-                if index < len(messages):
-                    messages[index] = _without_images(messages[index], "(image shown earlier; its id is above)")
-            shown[:-1] = []
-            return
+    def prepare(self, messages: list[dict[str, Any]]) -> None:
+        """Before a request, in place: image parts only where this model can take them. None outside user
+        messages (the API refuses them there), none at all for a text-only model, and for a model that sees,
+        only the latest tool-output images in full (older ones become a line: they were seen already)."""
+        deliveries = [i for i, m in enumerate(messages) if _is_delivery(m) and _images_in(m)]
+        latest = deliveries[-1] if deliveries and self.image_input else None
         for i, message in enumerate(messages):
-            content = message.get("content")
-            if isinstance(content, list) and any(_is_image(p) for p in content):
+            if not _images_in(message):
+                continue
+            if message.get("role") != "user":
+                messages[i] = _without_images(message, "[an image cannot travel in this kind of message]")
+            elif not self.image_input:
                 messages[i] = _without_images(message, "[an image was here; this model cannot see images]")
+            elif i in deliveries and i != latest:
+                messages[i] = _without_images(message, "(image shown earlier; its id is above)")
 
-    async def deliver(self, results: list[ToolResult], messages: list[dict[str, Any]], shown: list[int]) -> None:
-        """Append the user message that carries this round's images (or what stands for them), if any;
-        `shown` collects the indexes of messages that carry images in full."""
+    async def deliver(self, results: list[ToolResult], messages: list[dict[str, Any]]) -> None:
+        """Append the user message that carries this round's images (or what stands for them), if any."""
         media = [m for r in results for m in r.media]
         extra = [(r, p) for r in results for p in r.attachments]  # parts a custom format_result returned
         if not media and not extra:
             return
         if self.image_input:
             messages.append(self._with_images(results))
-            shown.append(len(messages) - 1)
         elif self.fallback == "auto":
             messages.append({"role": "user", "content": await self._descriptions(media, extra)})
         else:
@@ -157,10 +188,14 @@ class Vision:
         return {"role": "user", "content": parts}
 
     async def _descriptions(self, media: list[Media], extra: list[tuple[ToolResult, Any]]) -> str:
+        """Each image described by the vision model, concurrently; past `max_images`, named only."""
+        limit = self.store.policy.max_images
+        described = await asyncio.gather(*(self.describe(m, "Describe this image.") for m in media[:limit]))
         lines = [f"{TOOL_OUTPUT_LABEL}: descriptions of the images this round's tool calls returned."]
-        for item in media:
-            lines += ["", f"[Description of image {item.label()}, {DESCRIPTION_NOTE}]",
-                      await self.describe(item, "Describe this image.")]
+        for item, text in zip(media, described):
+            lines += ["", f"[Description of image {item.label()}, {DESCRIPTION_NOTE}]", text]
+        for item in media[limit:]:
+            lines += ["", f"[Image {item.label()}: not described (over the limit of {limit} images per round).]"]
         if extra:
             lines += ["", f"({len(extra)} more content part(s) this model cannot take were left out.)"]
         return "\n".join(lines)
@@ -201,9 +236,11 @@ class Vision:
             text = text.strip()[:MAX_DESCRIPTION]
         except asyncio.TimeoutError:
             return f"(the vision model did not answer within {DESCRIBE_TIMEOUT:g} s)"
-        except Exception as exc:  # the run goes on without a description
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException as exc:  # even SystemExit: the run goes on without a description
             return f"(the vision model could not describe it: {type(exc).__name__})"
-        self.store.descriptions[key] = text
+        self.store.remember(key, text)
         return text
 
     def _understand_tool(self) -> Tool:
@@ -217,9 +254,12 @@ class Vision:
                 media_id: the image's id as it appears in tool results, e.g. tool:draw_chart:3f9a1c2b
                 question: what to find out about the image, e.g. 哪个月销售额最高？
             """
-            media = vision.store.get(media_id.strip())
+            allowed = CONVERSATION.get()  # the ids this conversation has seen (None: no agent is running)
+            wanted = media_id.strip()
+            media = vision.store.get(wanted) if allowed is None or wanted in allowed else None
             if media is None:
-                known = ", ".join(list(vision.store.items)[-8:]) or "none yet"
+                ids = [i for i in vision.store.items if allowed is None or i in allowed]
+                known = ", ".join(ids[-8:]) or "none yet"
                 raise ToolError(f"No image has the media_id {media_id[:100]!r}. Known ids: {known}. Pass one of "
                                 "them exactly; file paths and URLs are not accepted.")
             return f"[Description of image {media.label()}, {DESCRIPTION_NOTE}]\n" + await vision.describe(
@@ -230,5 +270,6 @@ class Vision:
 
 def _without_images(message: dict[str, Any], note: str) -> dict[str, Any]:
     """A copy of `message` whose image parts are replaced by a text note."""
-    parts = [{"type": "text", "text": note} if _is_image(p) else p for p in message.get("content") or []]
-    return {**message, "content": parts}
+    content = message.get("content")
+    parts = list(content) if isinstance(content, (list, tuple)) else [content]
+    return {**message, "content": [{"type": "text", "text": note} if _is_image(p) else p for p in parts]}
