@@ -103,8 +103,9 @@ def find_images(find_images: Callable[[Any], Any]) -> CheckResult:
             assert got_text == value, (
                 f"{what} holds no image, so give it back unchanged as the text, not {got_text!r:.80}")
         return f"the images found in {len(SHAPES)} results, {len(NOT_IMAGES)} values without images left alone"
-    return run_check(1, test, "Go through the shapes one by one, the check's message names the first one it "
-                              "disagrees with.", recipe=hint.recipes[1])
+    return run_check(1, test, "Handle one shape at a time, in the order listed above: ImgPath/ImgUrl, tuple or "
+                              "list, dict. A ❌ names the first shape the check disagrees with.",
+                     recipe=hint.recipes[1])
 
 
 # ----------------------------------------------------------------------------- exercise 2
