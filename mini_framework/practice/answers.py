@@ -532,7 +532,8 @@ def _would_call(name: str, arguments: dict, zh: bool) -> str:
 # -----------------------------------------------------------------------------
 # images, and what the tools' labelled output says about them
 
-_DESCRIPTION = re.compile(r"\[Description of image (\S+?), written by a vision model\.[^\]]*\]")
+# '[Description of image tool:draw_chart:3f9a1c2b (PNG 480×300, 3 KB), written by a vision model. …]'
+_DESCRIPTION = re.compile(r"\[Description of image (\S+?)(?: \([^)\]]*\))?, written by a vision model\.[^\]]*\]")
 _QUOTE = re.compile(r"“([^”]*)”")
 _CHART = re.compile(r"(?i)图表|chart|graph|plot|diagram")
 _PICTURE = re.compile(r"(?i)图片|图像|照片|截图|image|picture|photo|screenshot")
@@ -561,21 +562,27 @@ def _described(notes: str) -> list[tuple[str, str]]:
             for k, m in enumerate(marks)]
 
 
+def _from_descriptions(s: Situation, described: list[tuple[str, str]]) -> str | None:
+    """The answer from vision models' descriptions: the figure asked about if the quoted text holds it, else
+    what each description says; None when there is none."""
+    if not described:
+        return None
+    quoted = " ".join(q for _, d in described for q in _QUOTE.findall(d)) or " ".join(d for _, d in described)
+    figure = figure_answer(s.request.text, quoted, s.zh)
+    if figure:
+        return figure
+    return "\n".join((f"根据视觉模型对图片 {i} 的描述：{_one_line(d, TRUNCATE)}" if s.zh
+                      else f"According to a vision model's description of image {i}: {_one_line(d, TRUNCATE)}")
+                     for i, d in described)
+
+
 def notes_answer(s: Situation) -> str | None:
     """The answer a text-only model gives from the labelled tool output: from a vision model's description when
     there is one ('auto'), else that it cannot see the image ('off', or 'tool' with nothing examined yet);
     None when the output names no image at all."""
-    notes = "\n".join(s.notes)
-    described = _described(notes)
+    described = _described("\n".join(s.notes))
     if described:
-        quoted = " ".join(q for _, d in described for q in _QUOTE.findall(d)) or " ".join(d for _, d in described)
-        figure = figure_answer(s.request.text, quoted, s.zh)
-        if figure:
-            return figure
-        lines = [(f"根据视觉模型对图片 {i} 的描述：{_one_line(d, TRUNCATE)}" if s.zh
-                  else f"According to a vision model's description of image {i}: {_one_line(d, TRUNCATE)}")
-                 for i, d in described]
-        return "\n".join(lines)
+        return _from_descriptions(s, described)
     if not s.media_ids:
         return None
     ids = ("、" if s.zh else ", ").join(s.media_ids)
@@ -607,8 +614,9 @@ def compose_answer(s: Situation) -> str:
         return image_answer(s)
     media_tools = {t.name for t in s.tools if looks_at_media(t)}
     looked = [c for c in s.calls if c.name in media_tools and c.result is not None and error_of(c) is None]
-    if looked:                                  # 'tool' fallback: what image_understand said is the answer
-        return "\n".join(render(_unwrap(c.result), s.zh) for c in looked)
+    if looked:                                  # 'tool' fallback: answered from what image_understand said
+        said = "\n".join(str(_unwrap(c.result)) for c in looked)
+        return _from_descriptions(s, _described(said)) or "\n".join(render(_unwrap(c.result), s.zh) for c in looked)
     noted = notes_answer(s) if s.notes else None
     if noted:
         return noted

@@ -382,6 +382,8 @@ def figure_answer(question: str, text: str, zh: bool) -> str | None:
 
     >>> figure_answer("图表里哪个月最高？", "Sales: Jan 120, Feb 150, Mar 90", zh=True)
     '按图中的数据，Feb 最高（150）。'
+    >>> figure_answer("哪个月最高？", "1月 120, 6月 210", zh=True)
+    '按图中的数据，6月最高（210）。'
     >>> figure_answer("Which month was lowest?", "Jan 120, Feb 150, Mar 90", zh=False)
     'According to the data in the image, Mar is the lowest (90).'
     """
@@ -392,5 +394,6 @@ def figure_answer(question: str, text: str, zh: bool) -> str | None:
     best = (min if low else max)(pairs, key=lambda p: p[1])
     value = f"{best[1]:g}"
     if zh:
-        return f"按图中的数据，{best[0]} {'最低' if low else '最高'}（{value}）。"
+        gap = "" if best[0] and ord(best[0][-1]) > 0x2E7F else " "  # 6月最高, but Feb 最高
+        return f"按图中的数据，{best[0]}{gap}{'最低' if low else '最高'}（{value}）。"
     return f"According to the data in the image, {best[0]} is the {'lowest' if low else 'highest'} ({value})."
