@@ -32,10 +32,15 @@ def provider():
         yield server
 
 
-def run_against_provider(path, provider, monkeypatch):
+def run_against_provider(path, provider, monkeypatch, vision_model: str | None = None):
+    """Run All against the provider; `vision_model` is LLM_VISION_MODEL (a model of it that takes images)."""
     monkeypatch.setenv("LLM_BASE_URL", provider.base_url)
     monkeypatch.setenv("LLM_API_KEY", "sk-test-real-provider-0123456789")
     monkeypatch.setenv("LLM_MODEL", "practice")
+    if vision_model:
+        monkeypatch.setenv("LLM_VISION_MODEL", vision_model)
+    else:
+        monkeypatch.delenv("LLM_VISION_MODEL", raising=False)
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(path.parent)}})
