@@ -42,8 +42,15 @@ SHAPES: list[tuple[str, Any, Any, list[Any], str]] = [
      "已画好", [ImgPath("charts/beijing.png"), ImgUrl(WEB.url)],
      'the explicit protocol: each {"kind": "image", "path" | "url": ...} in "media" is an image (a path gives '
      'an ImgPath, a url an ImgUrl), and "text" is the text'),
+    ("a list with the web image first", [WEB, "两张图", CHART], "两张图", [WEB, CHART],
+     "keep the images in the order they come, whatever their kind"),
+    ("a media list with a sound in it", {"text": "已画好", "media": [{"kind": "audio", "path": "chart.png"},
+                                                                 {"kind": "image", "url": WEB.url}]},
+     "已画好", [ImgUrl(WEB.url)], 'only the items whose "kind" is "image" are images, whatever their path'),
     ("one explicit image", {"kind": "image", "path": "charts/beijing.png"}, None, [ImgPath("charts/beijing.png")],
      'a dict with "kind": "image" is one image'),
+    ("one explicit web image", {"kind": "image", "url": WEB.url}, None, [ImgUrl(WEB.url)],
+     'a dict with "kind": "image" and a "url" is one ImgUrl'),
     ("an older tool's {\"path\": ...}", OLD_PATH, OLD_PATH, [ImgPath("out/sales.PNG")],
      'an older tool\'s {"path": ...} with an image suffix (.png, .jpg, .jpeg, .gif, .webp, in any case) is an image; '
      "keep the dict itself as the text"),
@@ -88,6 +95,7 @@ def find_images(find_images: Callable[[Any], Any]) -> CheckResult:
     def test() -> str:
         for what, value, text, images, rule in SHAPES:
             got_text, got_images = _pair(find_images, value, what)
+            what = f"{what} ({value!r:.90})"
             assert all(isinstance(i, (ImgPath, ImgUrl)) for i in got_images), (
                 f"for {what} you returned {got_images!r:.120}: give images as ImgPath or ImgUrl objects")
             assert got_images == images, f"for {what} the images should be {images!r}, got {got_images!r} ({rule})"
@@ -99,6 +107,7 @@ def find_images(find_images: Callable[[Any], Any]) -> CheckResult:
                                           f"({rule})")
         for what, value, rule in NOT_IMAGES:
             got_text, got_images = _pair(find_images, value, what)
+            what = f"{what} ({value!r:.90})"
             assert got_images == [], f"{what} holds no image, but you found {got_images!r:.100} ({rule})"
             assert got_text == value, (
                 f"{what} holds no image, so give it back unchanged as the text, not {got_text!r:.80}")
@@ -186,6 +195,7 @@ def _folder() -> tuple[Path, Path]:
     (base / "charts-private" / "payroll.png").write_bytes(PNG)
     with contextlib.suppress(OSError, NotImplementedError):
         (charts / "shortcut.png").symlink_to(base / ".env")
+        (charts / "logo.png").symlink_to(charts / ".env")
         (charts / "latest").symlink_to(base / "charts-private", target_is_directory=True)
     return base, charts
 
@@ -197,8 +207,10 @@ def _refused(call: Callable[[], Any], what: str, why: str, base: Path | None = N
     except MediaError:
         return
     except (ValueError, PermissionError, OSError) as error:
+        also = (f" If the ValueError came from relative_to, your folder check let it through first: {why}"
+                if isinstance(error, ValueError) else "")
         raise AssertionError(f"{what} was refused with {type(error).__name__}; raise MediaError (a message the model "
-                             f"can read), so the executor answers the call instead of failing") from None
+                             f"can read), so the executor answers the call instead of failing.{also}") from None
     solved(got)
     shown = repr(got).replace(str(base), "…") if base is not None else repr(got)
     raise AssertionError(f"{what} should be refused ({why}), but your function returned {shown:.120}")
@@ -238,7 +250,9 @@ def _paths(safe_image_path: Callable[[str, Path], Any], base: Path, charts: Path
     ]
     if (charts / "shortcut.png").is_symlink():
         hostile += [("shortcut.png", "a symlink inside the folder that points outside it: resolve() follows it"),
-                    ("latest/payroll.png", "a symlinked folder that leads outside")]
+                    ("latest/payroll.png", "a symlinked folder that leads outside"),
+                    ("logo.png", "a symlink to the hidden .env in the same folder: look for hidden parts in the "
+                                 "path you resolved, not in the one you were given")]
     for path, why in hostile:
         _refused(lambda p=path: safe_image_path(p, charts), repr(path).replace(str(base), "…"), why, base)
     return f"{len(hostile)} hostile paths refused"
@@ -331,13 +345,26 @@ def images_message(images_message: Callable[..., Any]) -> CheckResult:
         seen = _message(images_message, media, True, store, describe, "a model that sees")
         images = [p for p in _parts(seen) if p.get("type") == "image_url"]
         assert len(images) == len(media), f"a model that sees gets every image as an image_url part: {len(images)} of 2"
-        urls = [str((p.get("image_url") or {}).get("url", "")) for p in images]
+        for part in images:
+            assert isinstance(part.get("image_url"), dict), (
+                f"an image part is {{'type': 'image_url', 'image_url': {{'url': ...}}}}: its image_url is an object "
+                f"holding the url, not {part.get('image_url')!r:.60}")
+        urls = [str(p["image_url"].get("url", "")) for p in images]
         assert urls == [store.data_url(m) for m in media], (
             "each image_url part carries the image itself: store.data_url(media), in the order of `media`")
         for item in media:
             assert item.media_id in _text(seen), (
                 f"name each image by its media_id ({item.media_id}) in a text part, so the model can tie it to the "
                 "tool message that mentioned it")
+        named = ""
+        for part in _parts(seen):
+            if part.get("type") == "text":
+                named = str(part.get("text", ""))
+            elif part.get("type") == "image_url":
+                item = media[urls.index(str(part["image_url"].get("url", "")))]
+                assert item.media_id in named, (
+                    f"put the text part naming {item.media_id} just before its image: the model reads the parts in "
+                    "order, and a name after the picture (or a name for another one) ties it to the wrong image")
         assert not asked, ("a model that sees gets the images themselves: asking the vision model to describe them "
                            "too costs a request per image and tells it nothing new")
         blind = _message(images_message, media, False, store, describe, "a text-only model")

@@ -118,6 +118,19 @@ class MediaPolicy:
         if not isinstance(self.timeout, (int, float)) or not self.timeout > 0:
             raise ValueError(f"MediaPolicy.timeout must be a number of seconds > 0, not {self.timeout!r}")
 
+    def named_folders(self) -> str:
+        """The allowed folders in words, for a refusal (never their absolute paths).
+
+        >>> MediaPolicy(allowed_dirs=["charts"], include_working_dir=False).named_folders()
+        'the media folder and 1 configured folder'
+        """
+        names = ["the working directory"] if self.include_working_dir else []
+        names.append("the media folder")
+        if self.allowed_dirs:
+            count = len(self.allowed_dirs)
+            names.append(f"{count} configured folder{'s' if count > 1 else ''}")
+        return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+
     def folders(self) -> list[Path]:
         """The allowed folders, resolved: the working directory as it is now (unless it is the root of
         the file system, or gone), the media folder, and `allowed_dirs`."""
@@ -143,8 +156,8 @@ def read_path(path: str | os.PathLike[str], policy: MediaPolicy) -> bytes:
     try:  # where it points, judged before asking whether it exists: no probing outside the folders
         resolved = Path(os.path.abspath(path)).resolve(strict=False)
         if not any(resolved.is_relative_to(f) for f in folders):
-            raise MediaError(f"{shown!r} is outside the folders images may come from (the working directory and "
-                             "the media folder, unless more were configured): nothing was read")
+            raise MediaError(f"{shown!r} is outside the folders images may come from ({policy.named_folders()}): "
+                             "nothing was read")
         resolved = resolved.resolve(strict=True)
     except FileNotFoundError:
         raise MediaError(f"there is no file at {shown!r}") from None

@@ -18,7 +18,8 @@ from mini_framework.vision import TOOL_OUTPUT_LABEL
 
 
 def find_images(value, *, any_png_string=False, protocol=True, keep_text=True, legacy_guess=False,
-                legacy_url=True, any_scheme=False, kind_checked=True, first_only=False, join="\n", suffix_case=True):
+                legacy_url=True, any_scheme=False, kind_checked=True, first_only=False, join="\n", suffix_case=True,
+                by_type=False, media_kind=True, path_only=False):
     """The solution, and (through the options) the ways it goes wrong."""
     if isinstance(value, (ImgPath, ImgUrl)):
         return None, [value]
@@ -26,17 +27,21 @@ def find_images(value, *, any_png_string=False, protocol=True, keep_text=True, l
         return None, [ImgPath(value)]
     if isinstance(value, (tuple, list)):
         images = [v for v in value if isinstance(v, (ImgPath, ImgUrl))]
+        if by_type:
+            images = [v for v in images if isinstance(v, ImgPath)] + [v for v in images if isinstance(v, ImgUrl)]
         texts = [v for v in value if isinstance(v, str)]
         text = (join.join(texts) or None) if keep_text else None
         return text, images[:1] if first_only else images
     if isinstance(value, dict):
         if protocol and isinstance(value.get("media"), list):
             images = [ImgPath(m["path"]) if "path" in m else ImgUrl(m["url"])
-                      for m in value["media"] if isinstance(m, dict) and m.get("kind") == "image"]
+                      for m in value["media"] if isinstance(m, dict) and (m.get("kind") == "image" or not media_kind)]
             return (value.get("text") if keep_text else None), images
         if "kind" in value and kind_checked:
             if value["kind"] != "image":
                 return value, []
+            if path_only:
+                return None, [ImgPath(value.get("path"))]
             return None, [ImgPath(value["path"]) if "path" in value else ImgUrl(value["url"])]
         path, url = value.get("path"), value.get("url")
         if isinstance(path, str):
@@ -66,7 +71,8 @@ def text_dropped_everywhere(value):
 # -- exercise 2: safe_image_path and safe_image_url ----------------------------------------------
 
 
-def safe_image_path(path, folder, *, resolve=True, prefix=False, hidden=True, dotdot_only=False, error=MediaError):
+def safe_image_path(path, folder, *, resolve=True, prefix=False, hidden=True, dotdot_only=False, error=MediaError,
+                    hidden_in_input=False):
     root = Path(folder).resolve()
     if dotdot_only:
         if ".." in str(path):
@@ -76,7 +82,8 @@ def safe_image_path(path, folder, *, resolve=True, prefix=False, hidden=True, do
     inside = str(resolved).startswith(str(root)) if prefix else resolved.is_relative_to(root)
     if not inside:
         raise error(f"{path!r} is outside the folder")
-    if hidden and any(part.startswith(".") for part in str(resolved)[len(str(root)):].split(os.sep)):
+    judged = str(path) if hidden_in_input else str(resolved)[len(str(root)):]
+    if hidden and any(part.startswith(".") for part in judged.split(os.sep)):
         raise error(f"{path!r} is hidden")
     return resolved
 
@@ -119,7 +126,7 @@ def url_solution(url, resolve):
 
 
 def images_message(media, image_input, store, describe, *, label=True, blind_images=False, role="user",
-                   marked=True, describe_always=False, ids=True):
+                   marked=True, describe_always=False, ids=True, name_after=False, url_as_text=False):
     head = f"{TOOL_OUTPUT_LABEL}: the images the tools returned." if label else "Here are the images."
     if describe_always:
         for item in media:
@@ -127,8 +134,9 @@ def images_message(media, image_input, store, describe, *, label=True, blind_ima
     if image_input or blind_images:
         parts = [{"type": "text", "text": head}]
         for item in media:
-            parts += [{"type": "text", "text": f"Image {item.media_id}:" if ids else "Image:"},
-                      {"type": "image_url", "image_url": {"url": store.data_url(item)}}]
+            image = {"type": "image_url", "image_url": store.data_url(item) if url_as_text else {"url": store.data_url(item)}}
+            name = {"type": "text", "text": f"Image {item.media_id}:" if ids else "Image:"}
+            parts += [image, name] if name_after else [name, image]
         message = {"role": role, "content": parts}
     else:
         lines = [head]
@@ -170,6 +178,9 @@ CASES = {
         [wrong(find_images, join=" ")],  # texts joined with a space
         [wrong(find_images, join="")],  # texts run together
         [wrong(find_images, suffix_case=False)],  # 'sales.PNG' missed
+        [wrong(find_images, by_type=True)],  # ImgPath first, then ImgUrl: the order of the result lost
+        [wrong(find_images, media_kind=False)],  # every item of "media" taken, whatever its kind
+        [wrong(find_images, path_only=True)],  # {"kind": "image", "url": ...} read as a path
         [as_strings],  # paths and URLs as strings, not ImgPath / ImgUrl
         [boom],
     ]),
@@ -180,6 +191,7 @@ CASES = {
         [wrong(safe_image_path, prefix=True), url_solution],  # string prefix: 'charts-private' passes
         [wrong(safe_image_path, hidden=False), url_solution],  # .env inside the folder
         [wrong(safe_image_path, error=ValueError), url_solution],  # refuses, but not with MediaError
+        [wrong(safe_image_path, hidden_in_input=True), url_solution],  # hidden parts judged before resolving
         [safe_image_path, wrong(safe_image_url, by_name=True)],  # a blacklist of host names: 127.1 passes
         [safe_image_path, wrong(safe_image_url, every=False)],  # only the first address checked
         [safe_image_path, wrong(safe_image_url, give="host")],  # returns the name, to be resolved again later
@@ -195,6 +207,8 @@ CASES = {
         [wrong_message(marked=False)],  # an unlabelled description
         [wrong_message(describe_always=True)],  # a vision model asked to describe images the model sees anyway
         [wrong_message(ids=False)],  # images not tied to their media_id
+        [wrong_message(name_after=True)],  # the name after its image: tied to the wrong one
+        [wrong_message(url_as_text=True)],  # image_url given as a bare string
         [boom],
     ]),
 }
