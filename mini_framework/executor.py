@@ -211,6 +211,7 @@ ErrorFormatter = Callable[[BaseException, ToolCall], str]
 ResultFormatter = Callable[[Any, ToolCall, Tool], "str | list[dict[str, Any]]"]
 LAST_RESORT = envelope("error", error="The tool failed, and so did describing the failure.")
 MAX_IMAGES = 16  # images one tool result may return
+LOADING_SLOTS = 4  # images read or fetched at the same time, per executor
 
 
 @dataclass
@@ -253,12 +254,14 @@ class Executor:
         self.failures: dict[str, int] = {}  # tool name -> invalid tries since its last success
         self.media = media  # where returned images are read and registered; None: images are not looked for
         self.round_bytes = 0
+        self.loading: asyncio.Semaphore | None = None
 
     async def run(self, calls: Iterable[Any]) -> list[ToolResult]:
         """Run the calls of one reply concurrently; one result per call, in the calls' order."""
         calls = [_readable(c) for c in calls]
         limit = asyncio.Semaphore(max(1, self.max_concurrency))
         self.round_bytes = 0  # bytes of images loaded for this reply's calls (bounded by the media policy)
+        self.loading = asyncio.Semaphore(LOADING_SLOTS)
 
         async def limited(call: ToolCall) -> ToolResult:
             async with limit:
@@ -353,22 +356,29 @@ class Executor:
                 log.warning("loading an image from %s failed", tool_name, exc_info=True)
                 return f"an image could not be read ({type(error).__name__})" if item.explicit else None
 
-        tasks = [asyncio.ensure_future(in_thread(partial(load, item))) for item in found]
-        done, late = await asyncio.wait(tasks, timeout=store.policy.timeout + 5)  # each fetch has its own deadline
-        for task in late:
-            task.cancel()
-        outcomes = [t.result() if t in done else "loading the image took too long" for t in tasks]
-        media, problems = [], []
-        for outcome in outcomes:
-            if isinstance(outcome, Media):
-                self.round_bytes += len(outcome.data)
-                if self.round_bytes > store.policy.max_round_bytes:  # memory, too: results keep their images
-                    problems.append(f"the images of this reply's calls add up to more than "
-                                    f"{store.policy.max_round_bytes:,} bytes")
-                    break
-                media.append(outcome)
-            elif isinstance(outcome, str):
-                problems.append(outcome)
+        budget = store.policy.max_round_bytes
+        over = f"the images of this reply's calls add up to more than {budget:,} bytes"
+        if self.loading is None:  # run_one called without run()
+            self.loading = asyncio.Semaphore(LOADING_SLOTS)
+        slots = self.loading
+
+        async def one(item: Found) -> Media | str | None:
+            async with slots:  # a few images in memory at a time, and none read past the budget
+                if self.round_bytes > budget:
+                    return over
+                try:  # each fetch has its own deadline; this one also covers a hung name lookup
+                    outcome = await asyncio.wait_for(in_thread(partial(load, item)), store.policy.timeout + 5)
+                except asyncio.TimeoutError:
+                    return "loading the image took too long" if item.explicit else None
+                if isinstance(outcome, Media):
+                    self.round_bytes += len(outcome.data)
+                    if self.round_bytes > budget:  # the results keep their images: memory, too
+                        return over
+                return outcome
+
+        outcomes = await asyncio.gather(*(one(item) for item in found))
+        media = [o for o in outcomes if isinstance(o, Media)]
+        problems = list(dict.fromkeys(o for o in outcomes if isinstance(o, str)))
         return media, problems
 
     @staticmethod
