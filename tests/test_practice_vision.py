@@ -285,16 +285,16 @@ def _webp_header(w: int, h: int) -> bytes:
 
 
 def _bomb() -> bytes:
-    """A real decompression bomb: 20000×20000 black pixels, a few hundred kilobytes compressed."""
+    """A real decompression bomb: 6000×6000 black pixels (over twice the decoding limit), ~100 KB compressed."""
     import zlib
-    rows = zlib.compressobj(9)
-    row = b"\0" + b"\0" * 3 * 20000
-    idat = b"".join(rows.compress(row) for _ in range(20000)) + rows.flush()
-    return png_by_hand(20000, 20000, (0, 0, 0), idat=idat)
+    rows = zlib.compressobj(1)
+    row = b"\0" + b"\0" * 3 * 6000
+    idat = b"".join(rows.compress(row) for _ in range(6000)) + rows.flush()
+    return png_by_hand(6000, 6000, (0, 0, 0), idat=idat)
 
 
 HOSTILE = [
-    ("bomb", lambda: _bomb(), "too_large", "PNG, 20000×20000 pixels, too large to decode"),
+    ("bomb", lambda: _bomb(), "too_large", "PNG, 6000×6000 pixels, too large to decode"),
     ("huge PNG header", lambda: png_by_hand(100000, 100000, (0, 0, 0), idat=b""), "too_large", "100000×100000"),
     ("huge GIF header", lambda: _gif_header(65535, 65535), "too_large", "GIF, 65535×65535 pixels, too large"),
     ("huge JPEG header", lambda: _jpeg_header(65535, 65000), "too_large", "JPEG, 65535×65000 pixels, too large"),
