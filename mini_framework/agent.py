@@ -46,7 +46,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Literal
 
-from .concurrency import in_thread, run_sync
+from .concurrency import either_way, run_sync
 from .display import as_dict, brief
 from .events import CapReached, Event, FinalAnswer, ModelRequest, ModelResponse, RunPaused, ToolFinished, ToolStarted
 from .executor import (
@@ -401,12 +401,8 @@ class Agent:
             params.update({k: v for k, v in self.request_options.items() if k not in TOOLS_ONLY})
         emit(ModelRequest(state.iteration, len(state.messages), len(self.specs) if with_tools else 0))
         started = time.perf_counter()
-        create = self.client.chat.completions.create
         try:
-            if inspect.iscoroutinefunction(inspect.unwrap(create)):  # AsyncOpenAI (its methods are wrapped)
-                response = await create(**params)
-            else:
-                response = await in_thread(lambda: create(**params))
+            response = await either_way(self.client.chat.completions.create, **params)
         except RecursionError:
             raise ProviderError("the reply is nested too deeply to read", "(not shown)") from None
         taken = {_call_id(c) for m in state.messages for c in (m.get("tool_calls") or ())}

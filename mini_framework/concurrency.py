@@ -1,6 +1,7 @@
 """Sync and async, both ways: blocking code from a coroutine, and a coroutine from blocking code.
 
     value = await in_thread(lambda: blocking_call())      # in a daemon thread, awaited
+    response = await either_way(client.chat.completions.create, **params)   # OpenAI or AsyncOpenAI
     result = run_sync(agent.arun(question))               # from a script, or inside Jupyter's loop
 
 Blocking functions run in daemon threads, with the caller's `contextvars` (request ids, tracing)
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import logging
 import queue
 import threading
@@ -123,6 +125,18 @@ def in_thread(function: Callable[[], T], *, tool: bool = False) -> Awaitable[T]:
 
     (_tool_workers if tool else _workers).submit(work)
     return future
+
+
+async def either_way(function: Callable[..., Any], **kwargs: Any) -> Any:
+    """`function(**kwargs)` awaitable whether it is a coroutine function (an AsyncOpenAI method, whose
+    wrappers hide it from a plain check) or a blocking one (an OpenAI method, run in a worker thread).
+
+    >>> run_sync(either_way(lambda x: x + 1, x=1))
+    2
+    """
+    if inspect.iscoroutinefunction(inspect.unwrap(function)):
+        return await function(**kwargs)
+    return await in_thread(lambda: function(**kwargs))
 
 
 def run_sync(awaitable: Coroutine[Any, Any, T]) -> T:

@@ -27,13 +27,12 @@ documentation and set `image_input` when it is wrong.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import re
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .concurrency import in_thread
+from .concurrency import either_way
 from .executor import ToolError, ToolResult
 from .media import Media, MediaStore
 from .tools import Tool, tool
@@ -223,13 +222,8 @@ class Vision:
         params = {"model": model, "messages": [
             {"role": "system", "content": DESCRIBE_INSTRUCTIONS},
             {"role": "user", "content": [{"type": "text", "text": question}, image]}]}
-        create = client.chat.completions.create
         try:
-            if inspect.iscoroutinefunction(inspect.unwrap(create)):
-                pending = create(**params)
-            else:
-                pending = in_thread(lambda: create(**params))
-            response = await asyncio.wait_for(pending, DESCRIBE_TIMEOUT)
+            response = await asyncio.wait_for(either_way(client.chat.completions.create, **params), DESCRIBE_TIMEOUT)
             text = response.choices[0].message.content
             if not isinstance(text, str) or not text.strip():
                 return "(the vision model gave no description)"
