@@ -261,13 +261,16 @@ class Executor:
         calls = [_readable(c) for c in calls]
         limit = asyncio.Semaphore(max(1, self.max_concurrency))
         self.round_bytes = 0  # bytes of images loaded for this reply's calls (bounded by the media policy)
-        self.loading = asyncio.Semaphore(LOADING_SLOTS)
+        self.loading = asyncio.Semaphore(LOADING_SLOTS)  # bound to this run's event loop: made here, dropped after
 
         async def limited(call: ToolCall) -> ToolResult:
             async with limit:
                 return await self.run_one(call)
 
-        outcomes = await asyncio.gather(*(limited(c) for c in calls), return_exceptions=True)
+        try:
+            outcomes = await asyncio.gather(*(limited(c) for c in calls), return_exceptions=True)
+        finally:
+            self.loading = None
         results = []
         for call, outcome in zip(calls, outcomes):
             if isinstance(outcome, ToolResult):
@@ -358,9 +361,7 @@ class Executor:
 
         budget = store.policy.max_round_bytes
         over = f"the images of this reply's calls add up to more than {budget:,} bytes"
-        if self.loading is None:  # run_one called without run()
-            self.loading = asyncio.Semaphore(LOADING_SLOTS)
-        slots = self.loading
+        slots = self.loading or asyncio.Semaphore(LOADING_SLOTS)  # run_one called on its own: its own slots
 
         async def one(item: Found) -> Media | str | None:
             async with slots:  # a few images in memory at a time, and none read past the budget

@@ -372,14 +372,10 @@ def _convert(amount: float, from_currency: Currency, to_currency: Currency) -> f
 
 
 def _convert_text(amount: float, from_currency: Currency, to_currency: Currency) -> str:
-    """把一笔钱从一种货币换算成另一种货币（按当天汇率）
-
-    Args:
-        amount: 要换算的金额，例如 100
-        from_currency: 这笔钱原来的货币：CNY 人民币、USD 美元、EUR 欧元、JPY 日元
-        to_currency: 要换成的货币，代码同上
-    """
     return f"{_convert(amount, from_currency, to_currency)} {to_currency}"
+
+
+_convert_text.__doc__ = _convert.__doc__  # described as well as the solution: only the result is wrong
 
 
 def _convert_helper(x: float, y: str, z: str) -> float:

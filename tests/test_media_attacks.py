@@ -214,10 +214,7 @@ def test_non_ascii_paths_and_odd_lengths(monkeypatch):
 
     with serving({"/%E9%94%80%E5%94%AE.png": body(png()), "/odd.png": odd_length}) as (port, _):
         assert fetch_url(f"http://127.0.0.1:{port}/销售.png", TRUST) == png()
-        try:
-            fetch_url(f"http://127.0.0.1:{port}/odd.png", TRUST)
-        except MediaError as error:
-            assert "ValueError" not in str(error) or "failed" in str(error)
+        assert fetch_url(f"http://127.0.0.1:{port}/odd.png", TRUST) == png()  # a length that is no number: ignored
 
 
 def test_small_things():
