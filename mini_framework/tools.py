@@ -73,6 +73,7 @@ class Tool:
     prompt_injection_builder: Callable[[Any], str] | None = None  # a run's context -> more advice (Agent.run)
     timeout: float | None = None  # seconds before the executor gives up on a call (None: the executor's default)
     strict: bool = False  # send the strict-mode schema (to_openai_tool's default)
+    requires_approval: bool | Callable[[Any], bool] = False  # a person decides before it runs (agent.py)
 
     def __init__(
         self,
@@ -84,6 +85,7 @@ class Tool:
         prompt_injection_builder: Callable[[Any], str] | None = None,
         strict: bool | None = None,
         timeout: float | None = None,
+        requires_approval: bool | Callable[[Any], bool] | None = None,
     ) -> None:
         if func is None and type(self).run is Tool.run:
             raise TypeError("a Tool needs a function: use @tool on a function, or subclass Tool and define run()")
@@ -105,6 +107,11 @@ class Tool:
             self.timeout = timeout
         if strict is not None:
             self.strict = strict
+        if requires_approval is not None:
+            self.requires_approval = requires_approval
+        if not isinstance(self.requires_approval, bool) and not callable(self.requires_approval):
+            raise TypeError("requires_approval must be True, False, or a function of the validated arguments, "
+                            f"e.g. lambda args: args.to.endswith('@external.com'); not {self.requires_approval!r:.60}")
         schema = function_schema(self.func, self.name, description or self.description or None)
         self.description = schema.description or _first_paragraph(type(self).__doc__ if func is None else None)
         self.params_model: type[BaseModel] = schema.params_model  # validates arguments (built once, here)
@@ -116,6 +123,24 @@ class Tool:
         self._is_method = _first_param(self.func) in ("self", "cls")
         if self.strict:
             _ = self.strict_json_schema  # build it now, so an impossible strict schema fails at decoration time
+
+    def needs_approval(self, validated: BaseModel) -> bool:
+        """Whether a person must approve this call first. A predicate that fails says yes (fail closed).
+
+        >>> @tool(requires_approval=lambda args: args.to.endswith("@external.com"))
+        ... def send(to: str) -> str:
+        ...     '''Send a note.'''
+        ...     return "sent"
+        >>> [send.needs_approval(send.validate({"to": to})) for to in ("li@external.com", "me@corp.cn")]
+        [True, False]
+        """
+        rule = self.requires_approval
+        if isinstance(rule, bool):
+            return rule
+        try:
+            return bool(rule(validated))
+        except Exception:
+            return True
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """What the tool does; subclasses override this (sync or async)."""
@@ -226,6 +251,7 @@ def tool(
     prompt_injection_builder: Callable[[Any], str] | None = None,
     strict: bool = False,
     timeout: float | None = None,
+    requires_approval: bool | Callable[[Any], bool] = False,
 ) -> Tool: ...
 
 
@@ -240,6 +266,7 @@ def tool(
     prompt_injection_builder: Callable[[Any], str] | None = None,
     strict: bool = False,
     timeout: float | None = None,
+    requires_approval: bool | Callable[[Any], bool] = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -253,6 +280,7 @@ def tool(
     prompt_injection_builder: Callable[[Any], str] | None = None,
     strict: bool = False,
     timeout: float | None = None,
+    requires_approval: bool | Callable[[Any], bool] = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function (sync or async) into a Tool: `@tool` or `@tool(name=..., strict=True, ...)`.
 
@@ -266,7 +294,8 @@ def tool(
 
     def make(f: Callable[..., Any]) -> Tool:
         return Tool(name, description, f, best_practices=best_practices,
-                    prompt_injection_builder=prompt_injection_builder, strict=strict, timeout=timeout)
+                    prompt_injection_builder=prompt_injection_builder, strict=strict, timeout=timeout,
+                    requires_approval=requires_approval)
 
     if func is None:
         return make
