@@ -27,6 +27,7 @@ import copy
 import functools
 import inspect
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, overload
 
@@ -37,7 +38,11 @@ from .arguments import drop_null_defaults, prepare
 from .concurrency import in_thread
 from .schema import ToolDefinitionError, function_schema, strict_schema
 
-__all__ = ["Parameter", "Tool", "ToolDefinitionError", "as_tool", "tool", "tool_guidance"]
+__all__ = ["RUN_ID", "Parameter", "Tool", "ToolDefinitionError", "as_tool", "tool", "tool_guidance"]
+
+# The id of the agent run a tool call belongs to (set by Agent while tools run; None outside a run), so
+# a tool can count per run, e.g. "at most 3 e-mails per run". Stable across pause, save and resume.
+RUN_ID: ContextVar[str | None] = ContextVar("mini_framework_run", default=None)
 
 NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # what the Chat Completions API accepts, used with fullmatch
 
