@@ -20,8 +20,10 @@ Public names, each from a module of its own:
     ToolCall, read_reply, ProviderError        a model's reply, read and repaired         replies.py
     Executor, ToolError, ToolResult            running calls: unknown tools, errors,      executor.py
                                                timeouts
-    Agent, RunResult, Verdict, Pending, Usage  the loop: caps, repeats, a checkpoint      agent.py
-                                               before tools run, pause and resume
+    Agent, RunResult, Usage                    the loop: caps, repeats, pause and resume  agent.py, state.py
+    Verdict, Pending, Decision, AuditLog       decisions before a call runs: the          approvals.py
+                                               checkpoint, a person's approval, audit log
+    SavedRunError                              a paused run saved to JSON, loaded again   saved.py
     Event, ModelRequest, ModelResponse,        what happens during a run                  events.py
       ToolStarted, ToolFinished, CapReached,
       RunPaused, FinalAnswer
@@ -35,7 +37,8 @@ configure logging, e.g. `logging.basicConfig(level=logging.WARNING)`.
 """
 import logging
 
-from .agent import Agent, Pending, RunResult, Usage, Verdict
+from .agent import Agent
+from .approvals import AuditLog, Decision, Pending, Verdict
 from .arguments import ArgumentsError, prepare
 from .connection import Connection, Settings, connect, connect_async, load_settings
 from .display import dump, show
@@ -44,17 +47,19 @@ from .executor import Executor, ToolError, ToolResult
 from .media import Media, MediaStore, find_media
 from .redaction import redact
 from .replies import ProviderError, ToolCall, read_reply
+from .saved import SavedRunError
 from .schema import ToolDefinitionError
 from .sources import MediaError, MediaPolicy, media_dir
+from .state import RunResult, Usage
 from .tools import Tool, tool
 from .types import ImgPath, ImgUrl, Text
 from .vision import Vision, image_input_for
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
-__all__ = ["Agent", "ArgumentsError", "CapReached", "Connection", "Event", "Executor", "FinalAnswer", "ImgPath",
-           "ImgUrl", "Media", "MediaError", "MediaPolicy", "MediaStore", "ModelRequest", "ModelResponse", "Pending",
-           "ProviderError", "RunPaused", "RunResult", "Settings", "Text", "Tool", "ToolCall", "ToolDefinitionError",
-           "ToolError", "ToolFinished", "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect",
-           "connect_async", "dump", "find_media", "image_input_for", "load_settings", "media_dir", "prepare",
-           "read_reply", "redact", "show", "tool"]
+__all__ = ["Agent", "ArgumentsError", "AuditLog", "CapReached", "Connection", "Decision", "Event", "Executor",
+           "FinalAnswer", "ImgPath", "ImgUrl", "Media", "MediaError", "MediaPolicy", "MediaStore", "ModelRequest",
+           "ModelResponse", "Pending", "ProviderError", "RunPaused", "RunResult", "SavedRunError", "Settings",
+           "Text", "Tool", "ToolCall", "ToolDefinitionError", "ToolError", "ToolFinished", "ToolResult",
+           "ToolStarted", "Usage", "Verdict", "Vision", "connect", "connect_async", "dump", "find_media",
+           "image_input_for", "load_settings", "media_dir", "prepare", "read_reply", "redact", "show", "tool"]

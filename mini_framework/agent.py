@@ -18,8 +18,11 @@ One turn of the loop is one model request (a small state machine over `RunState`
     `max_iterations` requests made       -> one last request *without* tools, so the run ends
                                             with an answer; the result is flagged `capped`  CapReached
 
-A paused run returns a RunResult whose `pending` lists the calls waiting for a decision; decide
-each (`pending[0].run()` or `.answer("...")`), then `agent.resume(result)`. Events go to
+Tools made with `requires_approval` never run without a person's decision for that exact call
+(approvals.py): the run pauses before the reply's calls run and returns a RunResult whose
+`pending` lists the calls waiting; decide each (`item.approve()`, `.deny(reason)`, `.edit(args)`),
+then `agent.resume(result)`. An `approver` decides inline instead; `audit_log` records each step;
+`result.save(path)` and `agent.load(path)` carry a paused run across a restart (saved.py). Events go to
 `on_event` callbacks as they happen, or come out of `agent.events(...)`. `run()` works from plain
 scripts and inside Jupyter's running event loop; `arun()` is the async version. The client may be
 `OpenAI` (called in a worker thread) or `AsyncOpenAI`.
@@ -40,14 +43,17 @@ import difflib
 import inspect
 import json
 import math
+import os
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Literal
+from typing import Any, AsyncIterator, Callable, Iterable, Iterator
 
+from . import saved
+from .approvals import Approver, AuditLog, Checkpoint, Decision, Pending, Verdict, arguments_hash, ask, binding
+from .arguments import ArgumentsError, prepare
 from .concurrency import either_way, run_sync
-from .display import as_dict, brief
+from .display import as_dict
 from .events import CapReached, Event, FinalAnswer, ModelRequest, ModelResponse, RunPaused, ToolFinished, ToolStarted
 from .executor import (
     ErrorFormatter,
@@ -63,7 +69,8 @@ from .executor import (
 from .media import MediaStore
 from .replies import ModelReply, ProviderError, ToolCall, read_reply
 from .sources import MediaPolicy
-from .tools import Tool, tool_guidance
+from .state import RunResult, RunState, Usage
+from .tools import RUN_ID, Tool, tool_guidance
 from .vision import CONVERSATION, ImageFallback, Vision, conversation_ids
 
 __all__ = ["Agent", "Pending", "RunResult", "RunState", "Usage", "Verdict"]
@@ -82,122 +89,6 @@ TOOLS_ONLY = ("tool_choice", "parallel_tool_calls")  # the API refuses these in 
 CAPPED_WITHOUT_ANSWER = "(The run stopped at its iteration limit before the model gave an answer.)"
 
 EventHandler = Callable[[Event], Any]
-
-
-# ----------------------------------------------------------------------------- the checkpoint
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What the checkpoint decided for one call: run it, answer it without running it, or pause the run."""
-
-    action: Literal["run", "answer", "pause"]
-    text: str = ""  # the answer the model reads ("answer"), or why the run waits ("pause")
-
-    @classmethod
-    def run(cls) -> Verdict:
-        return cls("run")
-
-    @classmethod
-    def answer(cls, text: str) -> Verdict:
-        return cls("answer", text)
-
-    @classmethod
-    def pause(cls, reason: str = "") -> Verdict:
-        return cls("pause", reason)
-
-
-Checkpoint = Callable[[ToolCall, "Tool | None"], "Verdict | Awaitable[Verdict]"]
-
-
-@dataclass
-class Pending:
-    """A call a paused run waits on. Decide it, then `agent.resume(result)`."""
-
-    call: ToolCall
-    reason: str  # what the checkpoint said when it paused
-    verdict: Verdict | None = None  # the decision; None means "ask the checkpoint again on resume"
-
-    def run(self) -> None:
-        """Let the call run when the run resumes."""
-        self.verdict = Verdict.run()
-
-    def answer(self, text: str) -> None:
-        """Answer the call with `text` instead of running it (e.g. "A person declined this.")."""
-        self.verdict = Verdict.answer(text)
-
-
-# ----------------------------------------------------------------------------- results
-
-
-@dataclass
-class Usage:
-    """Tokens summed over a run's requests, as the API reported them."""
-
-    requests: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def add(self, prompt_tokens: int, completion_tokens: int) -> None:
-        """Count one request (a provider that omits `usage` reports 0 tokens for it)."""
-        self.requests += 1
-        self.prompt_tokens += prompt_tokens
-        self.completion_tokens += completion_tokens
-
-    def __str__(self) -> str:
-        return (f"{self.requests} requests, {self.prompt_tokens} prompt + {self.completion_tokens} completion "
-                f"= {self.total_tokens} tokens")
-
-
-@dataclass
-class RunState:
-    """Everything a run needs to continue: plain data, so it can be inspected, saved and resumed."""
-
-    messages: list[dict[str, Any]]  # the conversation so far, as sent to the API
-    context: Any = None  # handed to the tools' prompt_injection_builder
-    iteration: int = 0  # model requests made
-    usage: Usage = field(default_factory=Usage)
-    results: list[ToolResult] = field(default_factory=list)  # every tool call of the run, in order
-    seen: dict[str, int] = field(default_factory=dict)  # call key -> how often it ran
-    last_result: dict[str, str] = field(default_factory=dict)  # call key -> what the model read the last time
-    failures: dict[str, int] = field(default_factory=dict)  # tool name -> invalid tries since its last success
-    waiting: list[ToolCall] = field(default_factory=list)  # calls of the last reply not answered yet
-    pending: list[Pending] = field(default_factory=list)  # of those, the ones the run paused for
-    decided: dict[str, Verdict] = field(default_factory=dict)  # call id -> the checkpoint's verdict
-    capped: bool = False  # True once max_iterations stopped the tool calls
-    done: bool = False
-    busy: bool = False  # True while a run or resume is working on this state
-
-
-@dataclass
-class RunResult:
-    """What a run produced: an answer, or (when `paused`) the calls waiting for a decision."""
-
-    text: str | None  # the final answer (None while paused)
-    messages: list[dict[str, Any]]  # the whole conversation, ready to continue or to `show()`
-    tool_results: list[ToolResult]  # every call with what the model read back, and timing
-    usage: Usage
-    iterations: int  # model requests made, the final one included
-    capped: bool  # True when max_iterations ended the tool calls
-    pending: list[Pending] = field(default_factory=list)  # calls a paused run waits on (emptied by resume)
-    state: RunState | None = field(default=None, repr=False)  # what `resume` continues from
-
-    @property
-    def paused(self) -> bool:
-        """True while the run waits for decisions; `messages` then ends with calls not yet answered:
-        resume the run rather than sending them to a model."""
-        return bool(self.pending)
-
-    def __repr__(self) -> str:
-        calls = ", ".join(r.call.name for r in self.tool_results) or "no tools"
-        flags = ", capped" if self.capped else ""
-        if self.paused:
-            flags += f", paused before {len(self.pending)} call(s)"
-        return f"RunResult({self.iterations} iterations{flags}; {calls}; {self.usage}): {brief(self.text or '', 120)}"
 
 
 # ----------------------------------------------------------------------------- the agent
@@ -221,6 +112,8 @@ class Agent:
         format_error: ErrorFormatter = error_envelope,
         format_result: ResultFormatter = result_text,
         checkpoint: Checkpoint | None = None,
+        approver: Approver | None = None,
+        audit_log: str | os.PathLike[str] | None = None,
         on_event: EventHandler | None = None,
         image_input: bool | None = None,
         image_fallback: ImageFallback | None = None,
@@ -249,6 +142,8 @@ class Agent:
         self.format_error = format_error
         self.format_result = format_result
         self.checkpoint = checkpoint  # every call passes it before running (None: all run)
+        self.approver = approver  # decides gated calls inline (None: the run pauses for a person)
+        self.audit = AuditLog(audit_log) if audit_log is not None else None  # one JSON line per approval event
         self.handlers: list[EventHandler] = [on_event] if on_event else []
         self.request_options = request_options  # e.g. temperature=0, tool_choice="required"
         self.specs = [t.to_openai_tool() for t in self.tools]  # built once
@@ -279,10 +174,23 @@ class Agent:
             raise ValueError("only a paused run can be resumed, once: this one is finished or already being "
                              "resumed (see result.paused)")
         for item in paused.pending:
-            if item.verdict is not None:
-                state.decided[item.call.id] = item.verdict
+            item.closed = True  # deciding it after this point is an error, not a silent no-op
+            decision = item.decision
+            if decision is None and item.gated:  # deny by default
+                decision = Decision("deny", "default (no decision)", time.time(), reason="no one approved it")
+            if decision is not None:
+                state.approvals[item.id] = decision
+                state.decided[item.id] = Verdict.run()  # the checkpoint is not asked again
+                self._audit(state, EVENT[decision.action],
+                            item.call, decision.arguments or item.arguments, by=decision.by,
+                            reason=decision.reason, at=decision.at)
         paused.pending.clear()  # the same list as state.pending: a second resume() now sees nothing to do
         return await self.proceed(state, on_event)
+
+    def load(self, path: str | os.PathLike[str]) -> RunResult:
+        """A paused run that `result.save(path)` wrote, ready to be decided and resumed by this agent (it
+        needs the same tools). A damaged or edited file raises SavedRunError; nothing runs."""
+        return saved.load(path, self.tools)
 
     def events(self, prompt: str | list[Any], *, context: Any = None) -> Iterator[Event]:
         """The run's events as they happen, from sync code: `for event in agent.events(q): print(event)`."""
@@ -413,38 +321,109 @@ class Agent:
         return reply
 
     async def answer_calls(self, state: RunState, executor: Executor, emit: EventHandler) -> None:
-        """Pass the waiting calls through the checkpoint, then answer each: run, answered, or refused as a
-        repeat. If any call is paused, nothing runs yet and the run stops with `state.pending` set."""
-        verdicts = {}
+        """Decide the waiting calls, then answer each: run, answered, declined, or refused as a repeat.
+        A call that waits for a person (a gated tool without a decision, or a checkpoint's pause) stops
+        the run with `state.pending` set, before any call of the reply runs."""
+        verdicts: dict[str, Verdict] = {}
+        paused: list[Pending] = []
         for call in state.waiting:
             verdict = state.decided.get(call.id) or await self._ask_checkpoint(call)
-            state.decided[call.id] = verdict
-            verdicts[call.id] = verdict
-        paused = [Pending(c, verdicts[c.id].text) for c in state.waiting if verdicts[c.id].action == "pause"]
+            state.decided[call.id] = verdicts[call.id] = verdict
+            if verdict.action == "pause":
+                paused.append(self._pending(call, verdict.text))
+            elif verdict.action == "run" and call.id not in state.approvals:
+                item = self._pending(call, f"{call.name} needs a person's approval")
+                if not item.gated:
+                    continue
+                self._audit(state, "requested", call, item.arguments)
+                if self.approver is None:
+                    paused.append(item)
+                    continue
+                decision = await ask(self.approver, item)
+                state.approvals[call.id] = decision
+                self._audit(state, EVENT[decision.action], call, decision.arguments or item.arguments,
+                            by=decision.by, reason=decision.reason)
         if paused:
             for item in paused:
-                del state.decided[item.call.id]  # asked again on resume unless decided
+                if verdicts[item.id].action == "pause":
+                    del state.decided[item.id]  # asked again on resume unless decided
             state.pending = paused
             emit(RunPaused(state.iteration, tuple(p.call for p in paused), self.result(state)))
             return
-        to_run = [c for c in state.waiting if verdicts[c.id].action == "run"]
-        for call in to_run:
-            emit(ToolStarted(state.iteration, call))
-        ran = iter(await self.run_tools(state, executor, to_run))
-        results = []
+        to_run: list[ToolCall] = []
+        answered: dict[str, ToolResult] = {}
         for call in state.waiting:
             verdict = verdicts[call.id]
-            if verdict.action == "run":
-                results.append(next(ran))
+            cleared = self._clear(state, call) if verdict.action == "run" else None
+            if isinstance(cleared, ToolCall):
+                to_run.append(cleared)
+                emit(ToolStarted(state.iteration, cleared))
+            elif isinstance(cleared, ToolResult):
+                answered[call.id] = cleared
             else:
                 failure: Failure = "truncated" if verdict is TRUNCATED else "not_run"
-                results.append(ToolResult(call, verdict.text, ok=False, failure=failure))
+                answered[call.id] = ToolResult(call, verdict.text, ok=False, failure=failure)
+        ran = {r.call.id: r for r in await self.run_tools(state, executor, to_run)}
+        results = [answered.get(call.id) or ran[call.id] for call in state.waiting]
         for result in results:
+            approval = state.approvals.get(result.call.id)
+            if approval is not None and approval.allows and result.failure not in ("denied", "not_run"):
+                if approval.action == "edit":
+                    result.content = EDITED.format(json.dumps(approval.arguments, ensure_ascii=False)) + result.content
+                self._audit(state, "executed" if result.ok else "failed", result.call, approval.arguments,
+                            by=approval.by, failure=result.failure)
             emit(ToolFinished(state.iteration, result))
         state.results += results
         state.messages += [r.message for r in results]
         await self.vision.deliver(results, state.messages)
-        state.waiting, state.decided = [], {}
+        state.waiting, state.decided, state.approvals = [], {}, {}
+
+    def _pending(self, call: ToolCall, reason: str) -> Pending:
+        """The waiting-room record of a call: its validated arguments, and whether its tool is gated."""
+        tool = next((t for t in self.tools if t.name == call.name), None)
+        if tool is None:
+            return Pending(call, reason)
+        try:
+            validated = prepare(tool, call.arguments)
+        except ArgumentsError:  # it cannot run anyway: the executor answers it with what to fix
+            return Pending(call, reason, tool=tool)
+        gated = tool.requires_approval is not False and tool.needs_approval(validated)
+        return Pending(call, reason, validated.model_dump(mode="json"), gated=gated, tool=tool)
+
+    def _clear(self, state: RunState, call: ToolCall) -> ToolCall | ToolResult:
+        """The call to run, as approved; or the answer to a call that may not run. Every call passes here
+        just before it runs: a gated call runs only with an unused approval bound to these arguments."""
+        decision = state.approvals.get(call.id)
+        if decision is None:
+            if not self._pending(call, "").gated:
+                return call
+            return _declined(call, UNAPPROVED)  # defence in depth: the pause decides these
+        if decision.verbatim:
+            return ToolResult(call, decision.reason, ok=False, failure="not_run")
+        if not decision.allows:
+            reason = f" Reason: {decision.reason.rstrip('.')}." if decision.reason else ""
+            return _declined(call, DECLINED.format(reason=reason))
+        if decision.arguments is None:  # approved as written (a checkpoint's pause of a call that can't validate)
+            return call if not self._pending(call, "").gated else _declined(call, UNAPPROVED)
+        tool = next((t for t in self.tools if t.name == call.name), None)
+        try:
+            values = prepare(tool, decision.arguments).model_dump(mode="json") if tool else None
+        except ArgumentsError:
+            values = None
+        if values is None or binding(call.name, values, call.id) != decision.bound_to \
+                or decision.bound_to in state.spent:
+            self._audit(state, "denied", call, decision.arguments, by="gate", reason="the approval does not match")
+            return _declined(call, UNAPPROVED)
+        state.spent.append(decision.bound_to)  # used once
+        return ToolCall(call.id, call.name, json.dumps(values, ensure_ascii=False))
+
+    def _audit(self, state: RunState, event: str, call: ToolCall, arguments: Any, *, by: str = "",
+               reason: str = "", at: float | None = None, **details: Any) -> None:
+        """One line in the audit log, if there is one (its write failing stops the run: no silent gaps)."""
+        if self.audit is not None:
+            self.audit.record(event, run=state.run_id, call_id=call.id, tool=call.name,
+                              arguments_hash=arguments_hash(arguments if arguments is not None else call.arguments),
+                              by=by, reason=reason, at=at, **details)
 
     async def _ask_checkpoint(self, call: ToolCall) -> Verdict:
         """The checkpoint's verdict on a call (no checkpoint: run). A checkpoint that fails pauses the run."""
@@ -474,9 +453,11 @@ class Agent:
             else:
                 fresh.append(call)
         seen = CONVERSATION.set(conversation_ids(state.messages))  # what image_understand may look at
+        run = RUN_ID.set(state.run_id)  # what a tool may count per run
         try:
             ran = iter(await executor.run(fresh))
         finally:
+            RUN_ID.reset(run)
             CONVERSATION.reset(seen)
         results = [refused[i] if i in refused else next(ran) for i in range(len(calls))]
         for call, result in zip(calls, results):
@@ -504,6 +485,19 @@ class Agent:
 TRUNCATED = Verdict("answer", "The reply was cut off (finish_reason \"length\") while this call was being "
                              "written, so it did not run: its arguments may be incomplete. Call it again, "
                              "with shorter arguments if you can.")
+
+
+EVENT = {"approve": "approved", "edit": "edited", "deny": "denied"}  # a decision's name in the audit log
+DECLINED = ("A person declined this call, so it did not run.{reason} Do not call it again for this request; "
+            "tell the user it was not done.")
+UNAPPROVED = ("This call did not run: it needs a person's approval for exactly these arguments, and none covers "
+              "it (each approval covers one call, once). Do not retry it; tell the user it needs their approval.")
+EDITED = "A person changed the arguments before this call ran; it ran with {}.\n"
+
+
+def _declined(call: ToolCall, text: str) -> ToolResult:
+    """The answer to a call that was not allowed to run."""
+    return ToolResult(call, envelope("error", error=text), ok=False, failure="denied")
 
 
 class _Abandoned(Exception):

@@ -50,7 +50,7 @@ __all__ = ["Executor", "Failure", "ToolCall", "ToolError", "ToolResult", "descri
 log = logging.getLogger("mini_framework")
 
 Failure = Literal["unknown_tool", "invalid_arguments", "gave_up", "exception", "timeout", "repeated", "not_run",
-                  "truncated", "bad_media"]
+                  "truncated", "bad_media", "denied"]
 
 
 class ToolError(Exception):

@@ -1,0 +1,228 @@
+"""A paused run as a JSON file: `result.save(path)` in one process, `agent.load(path)` in the next.
+
+    paused = agent.run("给所有客户发一封道歉邮件")      # paused before the sends
+    paused.save("paused_run.json")                  # a kernel restart, a deploy, a person's lunch break
+    paused = agent.load("paused_run.json")          # in a new process, with the same tools
+    paused.find("call_1").approve()
+    result = agent.resume(paused)
+
+What is kept: the conversation, the calls waiting and the decisions made so far, the counters
+(iterations, usage, repeats, failed tries), the approvals already used, the run's id, and each tool
+result as the model read it. Not kept: what tools returned as Python values (`ToolResult.value`),
+registered images (the image parts in the conversation stay), and `context` (it only shapes the
+system prompt, which is already in the conversation).
+
+A file that was cut short, edited by hand (its checksum no longer matches), written by another
+version, or that does not describe a paused run is refused with SavedRunError saying what is wrong;
+nothing runs. The file holds the whole conversation: it is written owner-only (0600), atomically.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .approvals import Decision, Pending, Verdict
+from .executor import ToolResult
+from .replies import ToolCall
+from .state import RunResult, RunState, Usage
+
+if TYPE_CHECKING:
+    from .tools import Tool
+
+__all__ = ["FORMAT", "SavedRunError", "load", "save"]
+
+FORMAT = "mini_framework.paused_run/1"
+MAX_BYTES = 64 * 1024 * 1024  # a saved run bigger than this is refused rather than read into memory
+
+
+class SavedRunError(ValueError):
+    """A saved run that cannot be resumed; the message says why. Nothing was run."""
+
+
+# The file's shape, checked field by field when it is read (pydantic names the field that is wrong).
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _Call(_Strict):
+    id: str
+    name: str
+    arguments: Any
+
+
+class _Decision(_Strict):
+    action: Literal["approve", "edit", "deny"]
+    by: str
+    at: float
+    arguments: dict[str, Any] | None
+    reason: str
+    verbatim: bool
+    bound_to: str
+
+
+class _Pending(_Strict):
+    call: _Call
+    reason: str
+    arguments: dict[str, Any] | None
+    gated: bool
+    decision: _Decision | None
+
+
+class _Result(_Strict):
+    call: _Call
+    content: str
+    ok: bool
+    failure: str | None
+    seconds: float
+    repairs: list[str]
+    attachments: list[dict[str, Any]]
+
+
+class _Verdict(_Strict):
+    action: Literal["run", "answer", "pause"]
+    text: str
+
+
+class _Usage(_Strict):
+    requests: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class _Run(_Strict):
+    run_id: str
+    messages: list[dict[str, Any]]
+    iteration: int
+    usage: _Usage
+    results: list[_Result]
+    seen: dict[str, int]
+    last_result: dict[str, str]
+    failures: dict[str, int]
+    waiting: list[_Call]
+    pending: list[_Pending]
+    decided: dict[str, _Verdict]
+    approvals: dict[str, _Decision]
+    spent: list[str]
+    capped: bool
+    done: bool
+
+
+def save(result: RunResult, path: str | os.PathLike[str]) -> None:
+    """Write a paused run to `path` (see the module docstring)."""
+    if not isinstance(result, RunResult) or result.state is None or not result.paused:
+        raise ValueError("only a paused run can be saved (result.paused is False): a finished run's "
+                         "messages are all there is to keep — json.dump(result.messages, f)")
+    run = _dump(result.state)
+    try:
+        text = json.dumps({"format": FORMAT, "checksum": _checksum(run), "run": run}, ensure_ascii=False, indent=1)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"this run cannot be saved as JSON: {exc} (a message or tool result holds a Python "
+                         "object; give the agent plain dicts)") from None
+    target = Path(path)
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:  # mkstemp: already 0600
+            f.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def load(path: str | os.PathLike[str], tools: list[Tool]) -> RunResult:
+    """Read a paused run saved by `save`, for an agent with `tools`; SavedRunError if it can't be resumed."""
+    where = Path(path)
+    try:
+        if where.stat().st_size > MAX_BYTES:
+            raise SavedRunError(f"{where.name} is over {MAX_BYTES // 2**20} MB: not a saved run of ours")
+        data = json.loads(where.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SavedRunError(f"no saved run at {where}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        if isinstance(exc, SavedRunError):
+            raise
+        raise SavedRunError(f"{where.name} is not a saved run (not JSON: it may have been cut short)") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise SavedRunError(f"{where.name} is not a saved run of this version (format {found!r:.60}, "
+                            f"expected {FORMAT!r})")
+    if not isinstance(data.get("run"), dict) or data.get("checksum") != _checksum(data["run"]):
+        raise SavedRunError(f"{where.name} was changed after it was saved (its checksum does not match): "
+                            "refusing to resume it")
+    try:
+        run = _Run.model_validate(data["run"])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise SavedRunError(f"{where.name} cannot be resumed: {field}: {first['msg']}") from None
+    return _restore(run, {t.name: t for t in tools}, where.name)
+
+
+def _restore(run: _Run, tools: dict[str, Tool], name: str) -> RunResult:
+    """The RunResult of a checked file, after the checks a schema cannot express."""
+    waiting = [ToolCall(c.id, c.name, c.arguments) for c in run.waiting]
+    ids = [c.id for c in waiting]
+    if not run.pending or run.done:
+        raise SavedRunError(f"{name} is not a paused run (nothing is pending)")
+    if len(set(ids)) != len(ids) or any(p.call.id not in ids for p in run.pending):
+        raise SavedRunError(f"{name} cannot be resumed: its pending calls are not among the calls waiting")
+    last = run.messages[-1] if run.messages else {}
+    asked = {c.get("id") for c in last.get("tool_calls") or () if isinstance(c, dict)}
+    if last.get("role") != "assistant" or not set(ids) <= asked:
+        raise SavedRunError(f"{name} cannot be resumed: the conversation does not end with the calls waiting")
+    for item in run.pending:
+        if item.gated and item.call.name not in tools:
+            raise SavedRunError(f"{name} waits on {item.call.name}, which this agent does not have: load it "
+                                "into an agent with the same tools")
+    state = RunState(
+        run.messages, iteration=run.iteration, usage=Usage(**run.usage.model_dump()),
+        results=[ToolResult(ToolCall(r.call.id, r.call.name, r.call.arguments), r.content, r.ok,
+                            r.failure, seconds=r.seconds, repairs=r.repairs,  # type: ignore[arg-type]
+                            attachments=r.attachments) for r in run.results],
+        seen=run.seen, last_result=run.last_result, failures=run.failures, waiting=waiting,
+        decided={k: Verdict(v.action, v.text) for k, v in run.decided.items()},
+        approvals={k: Decision(**d.model_dump()) for k, d in run.approvals.items()},
+        spent=run.spent, capped=run.capped, done=run.done, run_id=run.run_id)
+    state.pending = [Pending(ToolCall(p.call.id, p.call.name, p.call.arguments), p.reason, p.arguments, p.gated,
+                             Decision(**p.decision.model_dump()) if p.decision else None,
+                             tool=tools.get(p.call.name)) for p in run.pending]
+    return RunResult(None, state.messages, state.results, state.usage, state.iteration, state.capped,
+                     state.pending, state)
+
+
+def _dump(state: RunState) -> dict[str, Any]:
+    """The state as JSON-ready values (see the module docstring for what is left out)."""
+
+    def call(c: ToolCall) -> dict[str, Any]:
+        return {"id": c.id, "name": c.name, "arguments": c.arguments}
+
+    def decision(d: Decision | None) -> dict[str, Any] | None:
+        return None if d is None else {"action": d.action, "by": d.by, "at": d.at, "arguments": d.arguments,
+                                       "reason": d.reason, "verbatim": d.verbatim, "bound_to": d.bound_to}
+
+    return {
+        "run_id": state.run_id, "messages": state.messages, "iteration": state.iteration,
+        "usage": {"requests": state.usage.requests, "prompt_tokens": state.usage.prompt_tokens,
+                  "completion_tokens": state.usage.completion_tokens},
+        "results": [{"call": call(r.call), "content": r.content, "ok": r.ok, "failure": r.failure,
+                     "seconds": r.seconds, "repairs": r.repairs, "attachments": r.attachments} for r in state.results],
+        "seen": state.seen, "last_result": state.last_result, "failures": state.failures,
+        "waiting": [call(c) for c in state.waiting],
+        "pending": [{"call": call(p.call), "reason": p.reason, "arguments": p.arguments, "gated": p.gated,
+                     "decision": decision(p.decision)} for p in state.pending],
+        "decided": {k: {"action": v.action, "text": v.text} for k, v in state.decided.items()},
+        "approvals": {k: decision(d) for k, d in state.approvals.items()},
+        "spent": state.spent, "capped": state.capped, "done": state.done,
+    }
+
+
+def _checksum(run: Any) -> str:
+    """A sha256 of the run's canonical JSON: any change to the saved run shows."""
+    text = json.dumps(run, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
