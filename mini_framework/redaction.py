@@ -29,6 +29,7 @@ read as several words.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import re
@@ -81,6 +82,7 @@ def _bounded(text: str) -> str:
     return head + f" … ({len(text) - len(head)} more characters not shown)"
 
 
+@functools.lru_cache(maxsize=256)  # the environment rarely changes; every redaction asks again
 def _encodings(value: str) -> list[str]:
     """A secret as it may appear in text: as is, URL-encoded, JSON-escaped, and in base64 forms."""
     forms = {value, urllib.parse.quote(value, safe=""), urllib.parse.quote(value),
@@ -112,6 +114,8 @@ def redact_secrets(text: str) -> str:
     >>> redact_secrets("Authorization: Basic dXNlcjpwYXNz")
     'Authorization: Basic [redacted]'
     """
+    if not text:
+        return text
     text = _bounded(text)
     text = _KEYS.sub(REDACTED, text)
     text = _BEARER.sub(lambda m: m[1] + REDACTED, text)
