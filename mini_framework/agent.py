@@ -315,7 +315,7 @@ class Agent:
             raise ProviderError("the reply is nested too deeply to read", "(not shown)") from None
         taken = {_call_id(c) for m in state.messages for c in (m.get("tool_calls") or ())}
         reply = read_reply(response, {t for t in taken if isinstance(t, str)}, state.iteration)
-        state.usage.add(reply.prompt_tokens, reply.completion_tokens)
+        state.usage.add(reply.prompt_tokens, reply.completion_tokens, reply.cached_tokens)
         emit(ModelResponse(state.iteration, reply.message, reply.prompt_tokens, reply.completion_tokens,
                            time.perf_counter() - started, tuple(reply.repairs)))
         return reply

@@ -82,6 +82,7 @@ class ModelReply:
     completion_tokens: int = 0
     finish_reason: str | None = None
     repairs: list[str] = field(default_factory=list)  # what was wrong with the reply and how it was fixed
+    cached_tokens: int = 0  # of prompt_tokens, served from the provider's prompt cache
 
 
 def read_reply(response: Any, taken_ids: set[str] | frozenset[str] = frozenset(), round_number: int = 0) -> ModelReply:
@@ -114,8 +115,13 @@ def read_reply(response: Any, taken_ids: set[str] | frozenset[str] = frozenset()
     usage = _field(response, "usage")
     prompt = _count(_field(usage, "prompt_tokens"), "prompt_tokens", repairs)
     completion = _count(_field(usage, "completion_tokens"), "completion_tokens", repairs)
+    cached = _field(_field(usage, "prompt_tokens_details"), "cached_tokens")
+    if cached is None:  # DeepSeek's name for it: https://api-docs.deepseek.com/guides/kv_cache
+        cached = _field(usage, "prompt_cache_hit_tokens")
+    cached = min(_count(cached, "prompt_tokens_details.cached_tokens", repairs), prompt)
     finish = _field(choices[0], "finish_reason")
-    return ModelReply(stored, calls, prompt, completion, finish if isinstance(finish, str) else None, repairs)
+    return ModelReply(stored, calls, prompt, completion, finish if isinstance(finish, str) else None, repairs,
+                      cached)
 
 
 # ----------------------------------------------------------------------------- the parts

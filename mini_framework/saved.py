@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .approvals import Decision, Pending, Verdict
 from .executor import ToolResult
 from .replies import ToolCall
-from .state import RunResult, RunState, Usage
+from .state import RequestUsage, RunResult, RunState, Usage
 
 if TYPE_CHECKING:
     from .tools import Tool
@@ -93,6 +93,8 @@ class _Usage(_Strict):
     requests: int
     prompt_tokens: int
     completion_tokens: int
+    cached_tokens: int
+    per_request: list[list[int]]
 
 
 class _Run(_Strict):
@@ -176,12 +178,16 @@ def _restore(run: _Run, tools: dict[str, Tool], name: str) -> RunResult:
     asked = {c.get("id") for c in last.get("tool_calls") or () if isinstance(c, dict)}
     if last.get("role") != "assistant" or not set(ids) <= asked:
         raise SavedRunError(f"{name} cannot be resumed: the conversation does not end with the calls waiting")
+    if any(len(r) != 3 for r in run.usage.per_request):
+        raise SavedRunError(f"{name} cannot be resumed: usage.per_request holds [prompt, completion, cached] triples")
     for item in run.pending:
         if item.gated and item.call.name not in tools:
             raise SavedRunError(f"{name} waits on {item.call.name}, which this agent does not have: load it "
                                 "into an agent with the same tools")
     state = RunState(
-        run.messages, iteration=run.iteration, usage=Usage(**run.usage.model_dump()),
+        run.messages, iteration=run.iteration,
+        usage=Usage(run.usage.requests, run.usage.prompt_tokens, run.usage.completion_tokens, run.usage.cached_tokens,
+                    [RequestUsage(*r) for r in run.usage.per_request]),
         results=[ToolResult(ToolCall(r.call.id, r.call.name, r.call.arguments), r.content, r.ok,
                             r.failure, seconds=r.seconds, repairs=r.repairs,  # type: ignore[arg-type]
                             attachments=r.attachments) for r in run.results],
@@ -209,7 +215,9 @@ def _dump(state: RunState) -> dict[str, Any]:
     return {
         "run_id": state.run_id, "messages": state.messages, "iteration": state.iteration,
         "usage": {"requests": state.usage.requests, "prompt_tokens": state.usage.prompt_tokens,
-                  "completion_tokens": state.usage.completion_tokens},
+                  "completion_tokens": state.usage.completion_tokens, "cached_tokens": state.usage.cached_tokens,
+                  "per_request": [[r.prompt_tokens, r.completion_tokens, r.cached_tokens]
+                                  for r in state.usage.per_request]},
         "results": [{"call": call(r.call), "content": r.content, "ok": r.ok, "failure": r.failure,
                      "seconds": r.seconds, "repairs": r.repairs, "attachments": r.attachments} for r in state.results],
         "seen": state.seen, "last_result": state.last_result, "failures": state.failures,

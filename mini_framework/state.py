@@ -14,30 +14,48 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .approvals import Decision, Pending, Verdict
+from .cost import Price
 from .display import brief
 from .executor import ToolResult
 from .replies import ToolCall
 
-__all__ = ["RunResult", "RunState", "Usage"]
+__all__ = ["RequestUsage", "RunResult", "RunState", "Usage"]
+
+
+@dataclass(frozen=True)
+class RequestUsage:
+    """One request's tokens, as the API reported them."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int = 0  # of the prompt tokens, served from the provider's prompt cache
 
 
 @dataclass
 class Usage:
-    """Tokens summed over a run's requests, as the API reported them."""
+    """Tokens summed over a run's requests, as the API reported them; `per_request` keeps each one."""
 
     requests: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, read from the provider's cache (billed cheaper, see cost.py)
+    per_request: list[RequestUsage] = field(default_factory=list)
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def add(self, prompt_tokens: int, completion_tokens: int) -> None:
+    def add(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> None:
         """Count one request (a provider that omits `usage` reports 0 tokens for it)."""
         self.requests += 1
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
+        self.cached_tokens += cached_tokens
+        self.per_request.append(RequestUsage(prompt_tokens, completion_tokens, cached_tokens))
+
+    def cost(self, price: Price) -> float:
+        """US$ for these tokens at `price` (cost.py), e.g. `result.usage.cost(Price(input=0.15, output=0.6))`."""
+        return price.cost(self)
 
     def __str__(self) -> str:
         return (f"{self.requests} requests, {self.prompt_tokens} prompt + {self.completion_tokens} completion "
