@@ -52,6 +52,7 @@ from typing import Any, AsyncIterator, Callable, Iterable, Iterator
 from . import saved
 from .approvals import Approver, AuditLog, Checkpoint, Decision, Pending, Verdict, arguments_hash, ask, binding
 from .arguments import ArgumentsError, prepare
+from .cache import ResultCache
 from .concurrency import either_way, run_sync
 from .display import as_dict
 from .events import CapReached, Event, FinalAnswer, ModelRequest, ModelResponse, RunPaused, ToolFinished, ToolStarted
@@ -119,6 +120,7 @@ class Agent:
         image_fallback: ImageFallback | None = None,
         vision: Any = None,
         media: MediaPolicy | None = None,
+        result_cache: ResultCache | None = None,
         **request_options: Any,
     ) -> None:
         check_options(request_options)
@@ -129,6 +131,7 @@ class Agent:
         self.client = client  # an OpenAI or AsyncOpenAI client (see connect())
         self.model = model
         self.tools: list[Tool] = list(tools_by_name(tools).values())  # two tools with one name: ValueError
+        self.result_cache = result_cache if result_cache is not None else ResultCache()  # for @tool(cache=...)
         self.media = MediaStore(media)  # the images tools return, by media_id (kept across runs, bounded)
         self.vision = Vision.for_model(model, self.media, image_input=image_input, fallback=image_fallback,
                                        describer=vision)  # how images reach this model
@@ -477,7 +480,7 @@ class Agent:
         """An executor for this run; it counts failed tries in the state, so a resumed run keeps counting."""
         executor = Executor(self.tools, timeout=self.tool_timeout, max_concurrency=self.max_concurrency,
                             retry_budget=self.retry_budget, format_error=self.format_error,
-                            format_result=self.format_result, media=self.media)
+                            format_result=self.format_result, media=self.media, cache=self.result_cache)
         executor.failures = state.failures
         return executor
 

@@ -38,6 +38,7 @@ from typing import Any, Callable, Iterable, Literal
 from pydantic import BaseModel
 
 from .arguments import ArgumentsError, prepare_with_repairs
+from .cache import ResultCache, cache_key
 from .concurrency import in_thread, run_sync
 from .media import Found, Media, MediaError, MediaStore, find_media
 from .redaction import redact, redact_secrets
@@ -74,6 +75,7 @@ class ToolResult:
     repairs: list[str] = field(default_factory=list)  # what was fixed in the arguments before the call ran
     attachments: list[dict[str, Any]] = field(default_factory=list)  # parts a format_result returned beyond text
     media: list[Media] = field(default_factory=list)  # images the tool returned, registered (media.py)
+    cached: bool = False  # True: answered from the result cache, the tool did not run (cache.py)
 
     @property
     def message(self) -> dict[str, Any]:
@@ -244,6 +246,7 @@ class Executor:
         format_error: ErrorFormatter = error_envelope,
         format_result: ResultFormatter = result_text,
         media: MediaStore | None = None,
+        cache: ResultCache | None = None,
     ) -> None:
         self.tools: dict[str, Tool] = tools_by_name(tools)
         self.timeout = timeout  # default seconds per call; a tool's own `timeout` wins
@@ -253,6 +256,7 @@ class Executor:
         self.format_result = format_result  # (value, call, tool) -> what the model reads
         self.failures: dict[str, int] = {}  # tool name -> invalid tries since its last success
         self.media = media  # where returned images are read and registered; None: images are not looked for
+        self.cache = cache  # results of tools made with @tool(cache=seconds); None: nothing is reused
         self.round_bytes = 0
         self.loading: asyncio.Semaphore | None = None
 
@@ -300,6 +304,9 @@ class Executor:
             validated, repairs = prepare_with_repairs(tool, call.arguments)
         except ArgumentsError as problem:
             return self._invalid(call, "invalid_arguments", envelope("error", error=str(problem)))
+        key = cache_key(tool.name, validated) if tool.cache and self.cache is not None else None
+        if key is not None and self.cache is not None and (hit := self.cache.get(key)) is not None:
+            return ToolResult(call, hit.content, ok=True, value=hit.value, repairs=repairs, cached=True)
         timeout = tool.timeout if tool.timeout is not None else self.timeout
         task = asyncio.ensure_future(self._guarded(tool, validated))
         try:
@@ -335,6 +342,8 @@ class Executor:
                     return ToolResult(call, envelope("error", error=message, output="\n".join(lines) or None),
                                       ok=False, failure="bad_media", value=outcome.value, repairs=repairs,
                                       media=media)
+                if key is not None and self.cache is not None and not media and not attachments and tool.cache:
+                    self.cache.put(key, tool.cache, "\n".join(lines), outcome.value)
                 return ToolResult(call, "\n".join(lines), ok=True, value=outcome.value, repairs=repairs,
                                   attachments=attachments, media=media)
         _scrub(outcome.error)  # the log keeps the traceback, not the keys in the message

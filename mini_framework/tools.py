@@ -79,6 +79,8 @@ class Tool:
     timeout: float | None = None  # seconds before the executor gives up on a call (None: the executor's default)
     strict: bool = False  # send the strict-mode schema (to_openai_tool's default)
     requires_approval: bool | Callable[[Any], bool] = False  # a person decides before it runs (agent.py)
+    side_effects: bool = False  # it changes something (sends, writes, pays): never cached
+    cache: float | None = None  # seconds a result may be reused for the same arguments (cache.py); None: never
 
     def __init__(
         self,
@@ -91,6 +93,8 @@ class Tool:
         strict: bool | None = None,
         timeout: float | None = None,
         requires_approval: bool | Callable[[Any], bool] | None = None,
+        side_effects: bool | None = None,
+        cache: float | None = None,
     ) -> None:
         if func is None and type(self).run is Tool.run:
             raise TypeError("a Tool needs a function: use @tool on a function, or subclass Tool and define run()")
@@ -114,6 +118,11 @@ class Tool:
             self.strict = strict
         if requires_approval is not None:
             self.requires_approval = requires_approval
+        if side_effects is not None:
+            self.side_effects = side_effects
+        if cache is not None:
+            self.cache = cache
+        _check_cache(self)
         if not isinstance(self.requires_approval, bool) and not callable(self.requires_approval):
             raise TypeError("requires_approval must be True, False, or a function of the validated arguments, "
                             f"e.g. lambda args: args.to.endswith('@external.com'); not {self.requires_approval!r:.60}")
@@ -257,6 +266,8 @@ def tool(
     strict: bool = False,
     timeout: float | None = None,
     requires_approval: bool | Callable[[Any], bool] = False,
+    side_effects: bool = False,
+    cache: float | None = None,
 ) -> Tool: ...
 
 
@@ -272,6 +283,8 @@ def tool(
     strict: bool = False,
     timeout: float | None = None,
     requires_approval: bool | Callable[[Any], bool] = False,
+    side_effects: bool = False,
+    cache: float | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -286,6 +299,8 @@ def tool(
     strict: bool = False,
     timeout: float | None = None,
     requires_approval: bool | Callable[[Any], bool] = False,
+    side_effects: bool = False,
+    cache: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function (sync or async) into a Tool: `@tool` or `@tool(name=..., strict=True, ...)`.
 
@@ -300,7 +315,7 @@ def tool(
     def make(f: Callable[..., Any]) -> Tool:
         return Tool(name, description, f, best_practices=best_practices,
                     prompt_injection_builder=prompt_injection_builder, strict=strict, timeout=timeout,
-                    requires_approval=requires_approval)
+                    requires_approval=requires_approval, side_effects=side_effects, cache=cache)
 
     if func is None:
         return make
@@ -344,6 +359,18 @@ def tool_guidance(tools: Iterable[Any], context: Any = None) -> str:
         if texts:
             sections.append(f"## {t.name}\n" + "\n".join(texts))
     return "# How to use the tools\n\n" + "\n\n".join(sections) if sections else ""
+
+
+def _check_cache(tool: Tool) -> None:
+    """Refuse a cache on a tool whose calls do something (a hit would skip an action asked for again)."""
+    ttl = tool.cache
+    if ttl is None:
+        return
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < float("inf"):
+        raise ToolDefinitionError(f"{tool.name}: cache is the seconds a result may be reused, above 0; not {ttl!r}")
+    if tool.side_effects or tool.requires_approval is not False:
+        raise ToolDefinitionError(f"{tool.name} does something (it has side effects or needs approval): its results "
+                                  "must not be cached, or a repeated request would silently not happen")
 
 
 def check_name(name: str) -> None:
