@@ -1,0 +1,415 @@
+"""Checks for lesson 12 (approval before side effects).
+
+Exercise 1 runs the learner's gate check over a bank assistant's tools, exercise 2 tries to reuse
+and forge approvals, exercise 3 retries, crashes and races a send. Nothing is sent anywhere: the
+"send" functions here only count.
+"""
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from types import SimpleNamespace
+from typing import Any, Callable
+
+from mini_framework import ToolCall, tool
+
+from .checking import CheckResult, Hints, run_check, solved, where_in_your_code
+
+# ----------------------------------------------------------------------------- exercise 1
+
+OWN_ACCOUNTS = {"6222020012345678", "6222020087654321"}  # the user's own accounts
+ORDER_TOTALS = {"202405220012": 187.0, "202405230031": 299.0}
+
+
+@tool(requires_approval=lambda args: args.amount > 1000 or args.to_account not in OWN_ACCOUNTS)
+def transfer_money(to_account: str, amount: float) -> str:
+    """把钱转到一个银行账户
+
+    Args:
+        to_account: 收款账号，16 位数字
+        amount: 金额（元）
+    """
+    return f"已向 {to_account} 转账 {amount} 元"
+
+
+@tool(requires_approval=lambda args: args.amount > ORDER_TOTALS[args.order_id] / 2)
+def refund(order_id: str, amount: float) -> str:
+    """给一个订单退款
+
+    Args:
+        order_id: 订单号
+        amount: 退款金额（元）
+    """
+    return f"已退款 {amount} 元"
+
+
+@tool(requires_approval=True)
+def send_email(to: str, subject: str, body: str) -> str:
+    """Send an e-mail (really sends)."""
+    return f"sent to {to}"
+
+
+@tool
+def get_balance(account: str) -> str:
+    """查询一个账户的余额
+
+    Args:
+        account: 账号
+    """
+    return "余额 5,230.00 元"
+
+
+BANK_TOOLS = {t.name: t for t in (transfer_money, refund, send_email, get_balance)}
+
+# (what the call is, the call, whether it must wait, why)
+GATE_CASES: list[tuple[str, ToolCall, bool, str]] = [
+    ("an e-mail", ToolCall("call_1", "send_email",
+                           '{"to": "li.si@example.com", "subject": "订单", "body": "明天发货"}'), True,
+     "send_email has requires_approval=True: every call of it waits for a person"),
+    ("a balance query", ToolCall("call_2", "get_balance", '{"account": "6222020012345678"}'), False,
+     "get_balance has no requires_approval: it runs at once"),
+    ("50 yuan to the user's own account", ToolCall("call_3", "transfer_money",
+                                                   '{"to_account": "6222020087654321", "amount": 50}'), False,
+     "transfer_money's requires_approval is a predicate, and for this call it says no: ask it, with the validated "
+     "arguments (a function is always truthy, so `if tool.requires_approval:` waits for every call)"),
+    ("5,000 yuan to the user's own account", ToolCall("call_4", "transfer_money",
+                                                      '{"to_account": "6222020012345678", "amount": 5000}'), True,
+     "the predicate says yes (over 1,000): it waits"),
+    ("80 yuan to someone else's account", ToolCall("call_5", "transfer_money",
+                                                   '{"to_account": "9558801234567890", "amount": 80}'), True,
+     "the predicate says yes (not the user's own account): it waits"),
+    ("\"50\" as a string, to the user's own account", ToolCall("call_6", "transfer_money",
+                                                              '{"to_account": "6222020012345678", "amount": "50"}'),
+     False, "what runs is the validated call, amount 50.0: judge that, not the raw JSON (the predicate reads "
+            "args.amount of the validated arguments: prepare(tool, call.arguments))"),
+    ("\"一千二百\" (1,200) to the user's own account",
+     ToolCall("call_7", "transfer_money", '{"to_account": "6222020012345678", "amount": "一千二百"}'), True,
+     "validation reads \"一千二百\" as 1200.0, and that is what would run: over 1,000, it waits"),
+    ("5,000 yuan in JSON with a trailing comma", ToolCall("call_8", "transfer_money",
+                                                         '{"to_account": "9558801234567890", "amount": 5000,}'), True,
+     "json.loads refuses this text, but the executor repairs it and the transfer runs: a gate that reads the "
+     "arguments more strictly than the executor lets it through unapproved. Read them the way the executor does: "
+     "prepare(tool, call.arguments)"),
+    ("5,000 yuan in a code fence", ToolCall("call_9", "transfer_money",
+                                           '```json\n{"to_account": "9558801234567890", "amount": 5000}\n```'), True,
+     "the executor takes the JSON out of the fence and runs it; the gate must judge what runs: prepare(tool, ...)"),
+    ("a refund for an order the predicate does not know", ToolCall("call_10", "refund",
+                                                                   '{"order_id": "209901010000", "amount": 10}'), True,
+     "refund's predicate raises KeyError for this order: a predicate that fails must mean wait (fail closed), "
+     "never run"),
+    ("a small refund", ToolCall("call_11", "refund", '{"order_id": "202405220012", "amount": 20}'), False,
+     "the refund predicate says no (20 is under half of 187)"),
+    ("an unknown tool", ToolCall("call_12", "transfer_monye", '{"to_account": "9558801234567890", "amount": 5000}'),
+     False, "there is no tool transfer_monye: it cannot run (the executor answers it with the tools there are), so "
+            "there is nothing for a person to approve"),
+    ("a transfer of \"lots\"", ToolCall("call_13", "transfer_money",
+                                        '{"to_account": "9558801234567890", "amount": "lots"}'), False,
+     "these arguments do not validate, so the call cannot run: the executor tells the model what to fix, and the "
+     "fixed call is judged again. An approval is bound to the validated arguments, and these have none"),
+    ("an e-mail without a body", ToolCall("call_14", "send_email", '{"to": "li.si@example.com", "subject": "订单"}'),
+     False, "a required argument is missing, so the call cannot run; the corrected call will wait"),
+]
+
+
+SHORTCUT = ("you called tool.needs_approval: that is the framework's own version of this exercise. Decide from "
+            "tool.requires_approval yourself (True, False, or a function of the validated arguments)")
+
+
+def _bank_tools(used: list[str]) -> dict[str, Any]:
+    """The tools, each a copy whose needs_approval notes that it was used, and refuses."""
+    def no_shortcut(*args: Any, **kwargs: Any) -> bool:
+        used.append("needs_approval")
+        raise AssertionError(SHORTCUT)
+
+    tools = {}
+    for name, original in BANK_TOOLS.items():
+        twin = copy.copy(original)
+        twin.needs_approval = no_shortcut  # type: ignore[method-assign]
+        tools[name] = twin
+    return tools
+
+
+def must_wait(must_wait: Callable[[ToolCall, dict[str, Any]], Any]) -> CheckResult:
+    """Exercise 1: which calls of a reply wait for a person."""
+    def test() -> str:
+        shortcut: list[str] = []
+        tools = _bank_tools(shortcut)
+        for number, (what, call, expected, why) in enumerate(GATE_CASES):
+            try:
+                answer = must_wait(call, tools)
+            except Exception as error:
+                if shortcut:
+                    raise AssertionError(SHORTCUT) from None
+                raise AssertionError(f"for {what} ({call.name}({call.arguments})) your function raised "
+                                     f"{type(error).__name__}: {error}{where_in_your_code(error)}. It must answer "
+                                     f"{expected}: {why}") from None
+            if shortcut:
+                raise AssertionError(SHORTCUT)
+            if number == 0:
+                solved(answer)
+            if not isinstance(answer, bool):
+                raise AssertionError(f"for {what} you returned {answer!r:.60}: return True (wait) or False (run)")
+            if answer != expected:
+                said = "wait" if answer else "run at once"
+                raise AssertionError(f"for {what}, {call.name}({call.arguments}), you said {said}: {why}")
+        return f"{len(GATE_CASES)} calls judged: gated, predicates asked with what would run, a failing predicate " \
+               "waits, and calls that cannot run don't bother a person"
+    return run_check(1, test, "Three questions in order: is there such a tool, do its arguments validate, and what "
+                              "does its requires_approval say about them?", recipe=hint.recipes[1])
+
+
+# ----------------------------------------------------------------------------- exercise 2
+
+MAIL = {"to": "li.si@example.com", "subject": "订单已发货", "body": "您好，您的订单已发货。",
+        "meta": {"lang": "zh", "priority": "normal"}}
+MAIL_REORDERED = {"meta": {"priority": "normal", "lang": "zh"}, "body": "您好，您的订单已发货。",
+                  "subject": "订单已发货", "to": "li.si@example.com"}
+
+
+def _changed(key: str, value: Any) -> dict[str, Any]:
+    changed = copy.deepcopy(MAIL)
+    if key == "lang":
+        changed["meta"]["lang"] = value
+    else:
+        changed[key] = value
+    return changed
+
+
+def _key(approval_key: Callable[..., Any], name: str, arguments: dict[str, Any], call_id: str) -> str:
+    key = solved(approval_key(name, copy.deepcopy(arguments), call_id))
+    if not isinstance(key, str) or not key:
+        raise AssertionError(f"approval_key should return a non-empty string, not {type(key).__name__} {key!r:.60}")
+    return key
+
+
+def _call(name: str, arguments: dict[str, Any], call_id: str) -> SimpleNamespace:
+    return SimpleNamespace(id=call_id, name=name, arguments=copy.deepcopy(arguments))
+
+
+def _approval(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
+    return {"name": name, "arguments": copy.deepcopy(arguments), "call_id": call_id}
+
+
+def bound_approval(approval_key: Callable[..., Any], may_run: Callable[..., Any]) -> CheckResult:
+    """Exercise 2: an approval covers one tool, one set of arguments, one call id, once."""
+    def test() -> str:
+        key = _key(approval_key, "send_email", MAIL, "call_1")
+        assert key == _key(approval_key, "send_email", MAIL, "call_1"), (
+            "approval_key gave two different keys for the same call: it must depend only on the name, the "
+            "arguments and the call id")
+        assert key == _key(approval_key, "send_email", MAIL_REORDERED, "call_1"), (
+            "the same arguments in another key order got another key. A model (or a saved and reloaded run) may "
+            "list them in any order, nested objects too: turn them into canonical text first, "
+            "json.dumps(..., sort_keys=True)")
+        for field, value in [("to", "audit@evil.example"), ("subject", "订单已取消"),
+                             ("body", "您好，您的订单已发货。附赠八折券。"), ("lang", "en")]:
+            assert key != _key(approval_key, "send_email", _changed(field, value), "call_1"), (
+                f"changing {field} to {value!r} kept the same key: every argument, nested ones included, must be in it")
+        assert key != _key(approval_key, "forward_order", MAIL, "call_1"), (
+            "another tool with the same arguments got the same key: put the tool's name in it, or an approval to "
+            "send an e-mail also lets forward_order run")
+        assert key != _key(approval_key, "send_email", MAIL, "call_2"), (
+            "another call id got the same key: put the call id in it, or a later call with the same arguments (the "
+            "model asking again next turn) runs on an old approval")
+        approved = _approval("send_email", MAIL, "call_1")
+        first = solved(may_run(_call("send_email", MAIL, "call_1"), approved, set()))
+        assert first is True, f"may_run said {first!r} for exactly the call the person approved: it may run (True)"
+        used: set[str] = set()
+        checks = [
+            ("the same e-mail with another body", _call("send_email", _changed("body", "附赠八折券。"), "call_1"),
+             "the body changed after the person approved it: compare the whole call, not only the recipient"),
+            ("the same e-mail to another address", _call("send_email", _changed("to", "audit@evil.example"),
+                                                         "call_1"), "the recipient changed"),
+            ("the same arguments under another call id", _call("send_email", MAIL, "call_7"),
+             "the call id changed: this is another call (a retry, or the next turn), and it needs its own approval"),
+            ("the same arguments for another tool", _call("forward_order", MAIL, "call_1"), "the tool changed"),
+        ]
+        for what, call, why in checks:
+            answer = may_run(call, approved, used)
+            if answer is None:
+                raise AssertionError(f"may_run returned None for {what}: return False when a call may not run "
+                                     f"({why})")
+            assert answer is False, f"may_run said {answer!r} for {what}: say False, {why}"
+        answer = may_run(_call("send_email", MAIL_REORDERED, "call_1"), approved, used)
+        assert answer is True, (
+            f"may_run said {answer!r} for the approved call (its arguments in another order) after the refused calls "
+            "above: a call that does not match must not use up the approval")
+        assert used, "may_run let the call run but did not add its key to `used`: the approval could run it again"
+        again = may_run(_call("send_email", MAIL, "call_1"), approved, used)
+        assert again is False, (
+            f"may_run said {again!r} for the same call a second time: an approval runs one call once. Add its key "
+            "to `used` when you say True, and say False for a key already there")
+        return ("keys independent of key order, changed by any argument, the tool or the call id; each approval "
+                "used once")
+    return run_check(2, test, "What exactly did the person see when they said yes? The key is made of all of it, "
+                              "and a key works once.", recipe=hint.recipes[2])
+
+
+# ----------------------------------------------------------------------------- exercise 3
+
+class SlowEntries(dict):  # type: ignore[type-arg]
+    """A dict that takes a moment to read: it widens the gap between checking and recording, as a busy disk or
+    a database round trip would, so that two calls racing each other show what happens."""
+
+    def __contains__(self, key: object) -> bool:
+        found = super().__contains__(key)
+        time.sleep(0.05)  # the answer travels back while others may be writing
+        return found
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        found = super().get(key, default)
+        time.sleep(0.05)
+        return found
+
+    def __getitem__(self, key: Any) -> Any:
+        found = super().__getitem__(key)
+        time.sleep(0.05)
+        return found
+
+
+def _ledger(slow: bool = False) -> SimpleNamespace:
+    return SimpleNamespace(lock=threading.Lock(), entries=SlowEntries() if slow else {})
+
+
+def _message(call_id: str, **changes: str) -> dict[str, str]:
+    message = {"to": "li.si@example.com", "subject": "订单已发货", "body": "您好，您的订单已发货。", "call_id": call_id,
+               "composed_at": f"2024-05-23T10:00:{int(call_id.rsplit('_', 1)[-1]) % 60:02d}+08:00"}
+    message.update(changes)
+    return message
+
+
+class Mailer:
+    """A send function that counts what it sent; it can be slow, or time out after the message left."""
+
+    def __init__(self, seconds: float = 0.0, fail_after_sending: bool = False) -> None:
+        self.sent: list[dict[str, str]] = []
+        self.seconds = seconds
+        self.fail_after_sending = fail_after_sending
+        self.lock = threading.Lock()
+
+    def __call__(self, message: dict[str, str]) -> str:
+        time.sleep(self.seconds)
+        with self.lock:
+            self.sent.append(dict(message))
+        if self.fail_after_sending:
+            self.fail_after_sending = False
+            raise TimeoutError("the mail server did not answer within 10 s (the e-mail had already been handed over)")
+        return "250 OK"
+
+
+def _status(value: Any, what: str) -> str:
+    solved(value)
+    if value not in ("sent", "already_sent", "possibly_sent"):
+        raise AssertionError(f"send_once should return 'sent', 'already_sent' or 'possibly_sent', not {value!r:.60} "
+                             f"({what})")
+    return str(value)
+
+
+def _race(send_once: Callable[..., Any], ledger: SimpleNamespace, messages: list[dict[str, str]],
+          send: Callable[[dict[str, str]], str]) -> list[Any]:
+    """Call send_once for each message in its own thread, all at once; their answers (or exceptions)."""
+    start = threading.Barrier(len(messages))
+    answers: list[Any] = [None] * len(messages)
+
+    def one(i: int) -> None:
+        start.wait()
+        try:
+            answers[i] = send_once(messages[i], ledger, send)
+        except Exception as error:  # reported below
+            answers[i] = error
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(messages))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    for answer in answers:
+        if isinstance(answer, Exception):
+            raise answer
+    return answers
+
+
+def send_once(send_once: Callable[..., Any]) -> CheckResult:
+    """Exercise 3: the same e-mail goes once, through retries, a crash mid-send and a race."""
+    def test() -> str:
+        ledger, mailer = _ledger(), Mailer()
+        assert _status(send_once(_message("call_1"), ledger, mailer), "the first send") == "sent", (
+            "the first send of an e-mail should return 'sent'")
+        assert len(mailer.sent) == 1, (
+            f"the first send should call send(message) once, it called it {len(mailer.sent)} times")
+        retry = _message("call_2")  # the model asks again: a new call id, composed a moment later
+        answer = _status(send_once(retry, ledger, mailer), "a retry")
+        assert len(mailer.sent) == 1, (
+            "a retry with the same recipient, subject and body was sent again. A retry has a new call id and a new "
+            "composed_at: key the ledger on what the recipient reads (to, subject, body), and nothing that changes "
+            "between attempts (no call id, no clock)")
+        assert answer == "already_sent", (
+            f"for a retry of an e-mail that was sent, return 'already_sent', not {answer!r}")
+        for field, value in [("body", "您好，您的订单今天发货。"), ("to", "wang.wu@example.com"),
+                             ("subject", "订单已签收")]:
+            other = _message("call_3", **{field: value})
+            assert _status(send_once(other, ledger, mailer), f"another {field}") == "sent", (
+                f"an e-mail with another {field} is another e-mail: it should be sent")
+        sent = len(mailer.sent)
+        assert sent == 4, f"four different e-mails should make four sends, not {sent}"
+
+        ledger, mailer = _ledger(), Mailer(fail_after_sending=True)
+        try:
+            send_once(_message("call_4"), ledger, mailer)
+        except TimeoutError:
+            pass
+        answer = _status(send_once(_message("call_5"), ledger, mailer), "a retry after a timeout")
+        assert len(mailer.sent) == 1, (
+            "send(message) raised a timeout after the e-mail had left, and the retry sent it again. Record the "
+            "e-mail as 'sending' before you call send, and leave that entry when send fails: you can't know whether "
+            "it went")
+        assert answer == "possibly_sent", (
+            f"after an attempt that never finished, return 'possibly_sent' (it may have gone: the user should check), "
+            f"not {answer!r}")
+
+        ledger, mailer = _ledger(slow=True), Mailer(seconds=0.2)
+        answers = _race(send_once, ledger, [_message(f"call_{10 + i}") for i in range(3)], mailer)
+        assert len(mailer.sent) == 1, (
+            f"three identical calls at once (one reply's calls run in threads) sent {len(mailer.sent)} e-mails. "
+            "Checking the ledger and recording 'sending' must be one step that no other call can get between: do "
+            "both inside `with ledger.lock:`")
+        assert answers.count("sent") == 1, (
+            f"exactly one of the racing calls sent it, so exactly one says 'sent', not: {answers}")
+
+        ledger = _ledger()
+        started = {"call_20": threading.Event(), "call_21": threading.Event()}
+        overlapped: dict[str, bool] = {}
+
+        def side_by_side(message: dict[str, str]) -> str:
+            started[message["call_id"]].set()
+            other = "call_21" if message["call_id"] == "call_20" else "call_20"
+            overlapped[message["call_id"]] = started[other].wait(2)  # does the other send start while this one runs?
+            return "250 OK"
+
+        _race(send_once, ledger, [_message("call_20"), _message("call_21", to="wang.wu@example.com")], side_by_side)
+        assert len(overlapped) == 2, "two different e-mails should both be sent"
+        assert all(overlapped.values()), (
+            "two different e-mails could not be sent at the same time: the lock is held while send(message) runs, so "
+            "one slow mail server stops every other e-mail. Hold the lock to check and record, not to send")
+        return ("each e-mail sent once: retries answered 'already_sent', a send that failed midway not repeated, "
+                "racing calls sent once, different e-mails sent side by side")
+    return run_check(3, test, "Decide what makes two e-mails 'the same', and write down that you are about to send "
+                              "before you send.", recipe=hint.recipes[3])
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: ("tool = tools.get(call.name); if None: return False. try: args = prepare(tool, call.arguments) (from "
+        "mini_framework; it repairs and coerces exactly as the executor does) except ArgumentsError: return False. "
+        "rule = tool.requires_approval; if rule is True or rule is False: return rule. Else: try: return "
+        "bool(rule(args)) except Exception: return True."),
+    2: ("approval_key: text = json.dumps([name, arguments, call_id], sort_keys=True, ensure_ascii=False); return "
+        "hashlib.sha256(text.encode()).hexdigest(). may_run: wanted = approval_key(approval['name'], "
+        "approval['arguments'], approval['call_id']); got = approval_key(call.name, call.arguments, call.id); if "
+        "got != wanted or got in used: return False; used.add(got); return True."),
+    3: ("key = sha256 of json.dumps([message['to'], message['subject'], message['body']]). with ledger.lock: state = "
+        "ledger.entries.get(key); if state == 'sent': return 'already_sent'; if state == 'sending': return "
+        "'possibly_sent'; ledger.entries[key] = 'sending'. Then, outside the lock: send(message) (if it raises, let "
+        "it: the entry stays 'sending'). with ledger.lock: ledger.entries[key] = 'sent'. return 'sent'."),
+})

@@ -1,0 +1,238 @@
+"""Exercise checkers of lesson 12: each solution passes, each stub waits, each realistic wrong answer gets ❌."""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+
+from checker_cases import boom, checker_tests, stub
+
+from course import lesson12
+from mini_framework import ArgumentsError, prepare
+
+# -- exercise 1: must_wait -----------------------------------------------------------------------
+
+
+def must_wait(call, tools, *, unknown=False, strict_json=False, invalid=False, truthy=False, only_true=False,
+              raw=False, fail_open=False, shortcut=False, by_name=False):
+    """The solution, and (through the options) the ways it goes wrong."""
+    if by_name:
+        return call.name in ("send_email", "transfer_money", "refund")
+    tool = tools.get(call.name)
+    if tool is None:
+        if unknown == "raise":
+            raise KeyError(call.name)
+        return bool(unknown)
+    if raw:
+        from types import SimpleNamespace
+        args = SimpleNamespace(**json.loads(call.arguments))
+    else:
+        try:
+            args = tool.validate(json.loads(call.arguments)) if strict_json else prepare(tool, call.arguments)
+        except (ArgumentsError, ValueError):
+            return invalid
+    if shortcut:
+        return tool.needs_approval(args)
+    rule = tool.requires_approval
+    if truthy:
+        return bool(rule)
+    if rule is True or rule is False:
+        return rule
+    if only_true:
+        return False
+    try:
+        return bool(rule(args))
+    except Exception:
+        return not fail_open
+
+
+def wrong(function, **options):
+    def wrapped(*args):
+        return function(*args, **options)
+    return wrapped
+
+
+def predicate_unguarded(call, tools):
+    """No try around the predicate: its KeyError escapes."""
+    tool = tools.get(call.name)
+    if tool is None:
+        return False
+    try:
+        args = prepare(tool, call.arguments)
+    except ArgumentsError:
+        return False
+    rule = tool.requires_approval
+    return rule if isinstance(rule, bool) else bool(rule(args))
+
+
+# -- exercise 2: approval_key and may_run ---------------------------------------------------------
+
+
+def approval_key(name, arguments, call_id, *, how="json", with_id=True, with_name=True):
+    parts = [name if with_name else "", arguments, call_id if with_id else ""]
+    if how == "str":
+        text = str(parts)
+    elif how == "unsorted":
+        text = json.dumps(parts, ensure_ascii=False)
+    elif how == "top_sorted":
+        text = str([parts[0], sorted(arguments.items()), parts[2]])
+    else:
+        text = json.dumps(parts, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def make_may_run(key=approval_key, *, mark=True, recipient_only=False, ignore_id=False, burn_first=False):
+    def may_run(call, approval, used):
+        wanted = key(approval["name"], approval["arguments"], approval["call_id"])
+        if burn_first:
+            if wanted in used:
+                return False
+            used.add(wanted)
+            return wanted == key(call.name, call.arguments, call.id)
+        if recipient_only:
+            same = call.name == approval["name"] and call.arguments["to"] == approval["arguments"]["to"] \
+                and call.id == approval["call_id"]
+            got = wanted if same else None
+        elif ignore_id:
+            got = key(call.name, call.arguments, approval["call_id"])
+        else:
+            got = key(call.name, call.arguments, call.id)
+        if got != wanted or got in used:
+            return False
+        if mark:
+            used.add(got)
+        return True
+    return may_run
+
+
+def keyed(**options):
+    def approval_key_(name, arguments, call_id):
+        return approval_key(name, arguments, call_id, **options)
+    return approval_key_
+
+
+def may_run_none_when_refused(call, approval, used):
+    """Falls off the end (None) instead of saying False."""
+    if make_may_run()(call, approval, used):
+        return True
+
+
+# -- exercise 3: send_once ---------------------------------------------------------------------------
+
+
+def send_once(message, ledger, send, *, key_on="content", lock=True, record_first=True, rollback=False,
+              sending_is_sent=False, hold_lock=False, new_lock=False):
+    if key_on == "call_id":
+        key = message["call_id"]
+    elif key_on == "everything":
+        key = hashlib.sha256(json.dumps(message, sort_keys=True).encode()).hexdigest()
+    elif key_on == "with_time":
+        key = json.dumps([message["to"], message["subject"], message["body"], time.time_ns()])
+    else:
+        key = hashlib.sha256(json.dumps([message["to"], message["subject"], message["body"]]).encode()).hexdigest()
+    guard = threading.Lock() if new_lock else (ledger.lock if lock else _NoLock())
+    if hold_lock:
+        with guard:
+            state = ledger.entries.get(key)
+            if state is not None:
+                return "already_sent" if state == "sent" else "possibly_sent"
+            ledger.entries[key] = "sending"
+            send(message)
+            ledger.entries[key] = "sent"
+            return "sent"
+    with guard:
+        state = ledger.entries.get(key)
+        if state == "sent" or (state == "sending" and sending_is_sent):
+            return "already_sent"
+        if state == "sending":
+            return "possibly_sent"
+        if record_first:
+            ledger.entries[key] = "sending"
+    try:
+        send(message)
+    except Exception:
+        if rollback:
+            with guard:
+                ledger.entries.pop(key, None)
+        raise
+    with guard:
+        ledger.entries[key] = "sent"
+    return "sent"
+
+
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def sends(**options):
+    def send_once_(message, ledger, send):
+        return send_once(message, ledger, send, **options)
+    return send_once_
+
+
+def always_sends(message, ledger, send):
+    send(message)
+    return "sent"
+
+
+CASES = {
+    "must_wait": (lesson12.must_wait, [must_wait], [stub], [
+        [wrong(must_wait, unknown=True)],  # an unknown tool waits for a person
+        [wrong(must_wait, unknown="raise")],  # an unknown tool: KeyError
+        [wrong(must_wait, strict_json=True)],  # json.loads: repaired JSON slips through as "can't run"
+        [wrong(must_wait, invalid=True)],  # invalid arguments wait for a person
+        [wrong(must_wait, truthy=True)],  # `if tool.requires_approval:` (a predicate is always truthy)
+        [wrong(must_wait, only_true=True)],  # only requires_approval=True waits; predicates never asked
+        [wrong(must_wait, raw=True)],  # the predicate gets the raw JSON values ("50" is not 50)
+        [wrong(must_wait, fail_open=True)],  # a predicate that raises means run
+        [predicate_unguarded],  # a predicate that raises crashes the gate
+        [wrong(must_wait, shortcut=True)],  # tool.needs_approval: the framework's answer
+        [wrong(must_wait, by_name=True)],  # a list of dangerous tool names
+        [boom],
+    ]),
+    "bound_approval": (lesson12.bound_approval, [approval_key, make_may_run()], [stub, stub], [
+        [keyed(how="str"), make_may_run(keyed(how="str"))],  # sha256(str(...)): key order matters
+        [keyed(how="unsorted"), make_may_run(keyed(how="unsorted"))],  # json.dumps without sort_keys
+        [keyed(how="top_sorted"), make_may_run(keyed(how="top_sorted"))],  # sorted top level only
+        [keyed(with_id=False), make_may_run(keyed(with_id=False))],  # no call id: replayed next turn
+        [keyed(with_name=False), make_may_run(keyed(with_name=False))],  # no tool name
+        [approval_key, make_may_run(mark=False)],  # the approval is never used up
+        [approval_key, make_may_run(recipient_only=True)],  # only the recipient compared
+        [approval_key, make_may_run(ignore_id=True)],  # the call's id not compared
+        [approval_key, make_may_run(burn_first=True)],  # a mismatched call uses up the approval
+        [approval_key, may_run_none_when_refused],  # None instead of False
+        [approval_key, boom],
+    ]),
+    "send_once": (lesson12.send_once, [send_once], [stub], [
+        [sends(key_on="call_id")],  # a retry has a new call id
+        [sends(key_on="everything")],  # the whole message, composed_at included
+        [sends(key_on="with_time")],  # a timestamp in the key
+        [sends(record_first=False)],  # recorded only after sending: a crash in between resends; the race
+        [sends(rollback=True)],  # the entry removed when send fails: the retry resends
+        [sends(sending_is_sent=True)],  # an unfinished attempt reported as already sent
+        [sends(lock=False)],  # no lock: racing calls both send
+        [sends(new_lock=True)],  # a new Lock() per call locks nothing
+        [sends(hold_lock=True)],  # the lock held while sending: one slow send blocks every other e-mail
+        [always_sends],
+        [boom],
+    ]),
+}
+
+test_checker_passes_the_solution, test_checker_says_not_solved_to_the_stub, \
+    test_checker_catches_a_wrong_answer_without_raising = checker_tests(CASES)
+
+
+def test_the_gate_cases_agree_with_the_framework():
+    """Every expected answer of exercise 1 is what the Agent's own gate decides."""
+    for what, call, expected, _ in lesson12.GATE_CASES:
+        tool = lesson12.BANK_TOOLS.get(call.name)
+        try:
+            decided = tool is not None and tool.needs_approval(prepare(tool, call.arguments))
+        except ArgumentsError:
+            decided = False
+        assert decided == expected, what
