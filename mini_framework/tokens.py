@@ -14,20 +14,21 @@ prices the pieces: a word is one token (one more per four letters past the seven
 up to three digits one, a run of punctuation one (one more per two symbols past the second), a
 run of whitespace one, and a Chinese, Japanese or Korean character 0.7 (not a quarter of a token,
 as "four characters per token" would have it; not a whole one either on today's tokenizers).
-Measured against OpenAI's o200k_base (gpt-4o, gpt-4.1, gpt-5, o-series) on the course's own
-conversations and on English, code, JSON and Chinese samples (`benchmarks/bench_tokens.py`), the
-median error is within a few per cent and nine texts in ten are within about 15%; short Chinese
-strings are the worst (up to about 30% either way). Other tokenizers differ from o200k: cl100k_base
-(gpt-4, gpt-3.5) spends about 1.2 tokens per Chinese character, DeepSeek documents about 0.6
-(https://api-docs.deepseek.com/quick_start/token_usage) and Qwen about one
+Measured against OpenAI's o200k_base (gpt-4o, gpt-4.1, gpt-5, o-series) by `benchmarks/bench_tokens.py`:
+whole requests of the course's conversations within 7% (median +4%); single texts within about
+20%, median -8% to +7% by kind (English, Chinese, mixed, code), indented JSON about 12% low, and
+short Chinese strings the worst (up to 40% over). Other tokenizers differ from o200k: cl100k_base
+(gpt-4, gpt-3.5) spends about 1.1 tokens per Chinese character where o200k spends 0.75, DeepSeek
+documents about 0.6 (https://api-docs.deepseek.com/quick_start/token_usage) and Qwen about one
 (https://help.aliyun.com/zh/model-studio/developer-reference/billing-for-tongyi-qianwen).
 Keep a margin: budget 85-90% of a window, not all of it.
 
 tiktoken is used when it is installed and its encoding file is already on this machine. tiktoken
-downloads a missing file on first use, without a timeout (https://github.com/openai/tiktoken/issues/413,
-https://github.com/openai/tiktoken/pull/539): on a network that drops packets `get_encoding` never
-returns. So this module looks for the file in tiktoken's cache first (checking its hash) and never
-lets tiktoken download; without the file, the estimate is used and `method` says so. To get the
+downloads a missing file on first use, without a timeout and holding its registry lock
+(https://github.com/openai/tiktoken/pull/539, https://github.com/openai/tiktoken/pull/599): on a
+network that drops packets `get_encoding` never returns. So this module looks for the file in
+tiktoken's cache first (checking its hash) and never lets tiktoken download; without the file, the
+estimate is used and `method` says so. To get the
 file, run `tiktoken.get_encoding("o200k_base")` once where there is a network (it is kept in
 `TIKTOKEN_CACHE_DIR`, by default `data-gym-cache` in the temp folder) and copy it along.
 
