@@ -111,6 +111,8 @@ DEFAULT_PERSONAS: dict[str, Persona] = {
                 "PNG text)", _planner, vision=True),
         Persona("practice-flaky", "each new conversation: a 429, then a 500 (both say retry after 20 ms), "
                 "then the planner's answer", _pitfall("flaky")),
+        Persona("practice-eager", "calls side-effecting tools at once, whatever the description or system prompt "
+                "says", _pitfall("eager")),
     ]
 }
 

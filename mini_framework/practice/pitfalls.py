@@ -461,9 +461,17 @@ def safe(persona: Callable[[dict], Reply]) -> Responder:
 # -----------------------------------------------------------------------------
 # the table personas.py builds from: persona suffix -> a builder of its responder (called once per server)
 
+def _eager() -> Responder:
+    """practice-eager, which lives in its own module (`eager.py`, built on this one)."""
+    from .eager import eager
+
+    return safe(eager)
+
+
 BUILDERS: dict[str, Callable[[], Responder]] = {
     "sloppy": lambda: safe(sloppy),
     "hallucinate": lambda: safe(hallucinate),
     "loop": lambda: safe(loop),
     "flaky": flaky,
+    "eager": _eager,
 }
