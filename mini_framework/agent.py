@@ -42,6 +42,7 @@ import asyncio
 import difflib
 import inspect
 import json
+import logging
 import math
 import os
 import queue
@@ -90,6 +91,7 @@ TOOLS_ONLY = ("tool_choice", "parallel_tool_calls")  # the API refuses these in 
 CAPPED_WITHOUT_ANSWER = "(The run stopped at its iteration limit before the model gave an answer.)"
 
 EventHandler = Callable[[Event], Any]
+log = logging.getLogger("mini_framework")
 
 
 # ----------------------------------------------------------------------------- the agent
@@ -114,6 +116,7 @@ class Agent:
         format_result: ResultFormatter = result_text,
         checkpoint: Checkpoint | None = None,
         approver: Approver | None = None,
+        approval_timeout: float | None = 300.0,
         audit_log: str | os.PathLike[str] | None = None,
         on_event: EventHandler | None = None,
         image_input: bool | None = None,
@@ -121,6 +124,7 @@ class Agent:
         vision: Any = None,
         media: MediaPolicy | None = None,
         result_cache: ResultCache | None = None,
+        spill_dir: str | os.PathLike[str] | None = None,
         **request_options: Any,
     ) -> None:
         check_options(request_options)
@@ -132,6 +136,7 @@ class Agent:
         self.model = model
         self.tools: list[Tool] = list(tools_by_name(tools).values())  # two tools with one name: ValueError
         self.result_cache = result_cache if result_cache is not None else ResultCache()  # for @tool(cache=...)
+        self.spill_dir = spill_dir  # for @tool(too_long_to_file=...): None, the temporary folder
         self.media = MediaStore(media)  # the images tools return, by media_id (kept across runs, bounded)
         self.vision = Vision.for_model(model, self.media, image_input=image_input, fallback=image_fallback,
                                        describer=vision)  # how images reach this model
@@ -146,7 +151,10 @@ class Agent:
         self.format_result = format_result
         self.checkpoint = checkpoint  # every call passes it before running (None: all run)
         self.approver = approver  # decides gated calls inline (None: the run pauses for a person)
+        self.approval_timeout = approval_timeout  # seconds an approver may take; then the call is declined
         self.audit = AuditLog(audit_log) if audit_log is not None else None  # one JSON line per approval event
+        if self.audit is not None:
+            self.audit.check()  # an unwritable path is an error now, not after a paid model request
         self.handlers: list[EventHandler] = [on_event] if on_event else []
         self.request_options = request_options  # e.g. temperature=0, tool_choice="required"
         self.specs = [t.to_openai_tool() for t in self.tools]  # built once
@@ -173,22 +181,29 @@ class Agent:
             raise TypeError(f"resume() takes the RunResult of a paused run (from run(), or RunPaused.result), "
                             f"not {type(paused).__name__}")
         state = paused.state
-        if state is None or not paused.paused or state.busy:
-            raise ValueError("only a paused run can be resumed, once: this one is finished or already being "
-                             "resumed (see result.paused)")
+        with _RESUMING:  # two threads resuming one run: exactly one gets it
+            if state is None or not paused.paused or state.busy:
+                raise ValueError("only a paused run can be resumed, once: this one is finished or already being "
+                                 "resumed (see result.paused)")
+            state.busy = True
+        try:
+            saved.claim_copies(state)  # a saved copy of this run can no longer be loaded and resumed again
+        except saved.SavedRunError:
+            state.busy = False
+            raise
         for item in paused.pending:
             item.closed = True  # deciding it after this point is an error, not a silent no-op
             decision = item.decision
             if decision is None and item.gated:  # deny by default
                 decision = Decision("deny", "default (no decision)", time.time(), reason="no one approved it")
             if decision is not None:
+                if not self._audit(state, EVENT[decision.action], item.call, decision.arguments or item.arguments,
+                                   by=decision.by, reason=decision.reason, at=decision.at) and decision.allows:
+                    decision = Decision("deny", "gate", time.time(), reason="the audit log could not be written")
                 state.approvals[item.id] = decision
                 state.decided[item.id] = Verdict.run()  # the checkpoint is not asked again
-                self._audit(state, EVENT[decision.action],
-                            item.call, decision.arguments or item.arguments, by=decision.by,
-                            reason=decision.reason, at=decision.at)
         paused.pending.clear()  # the same list as state.pending: a second resume() now sees nothing to do
-        return await self.proceed(state, on_event)
+        return await self.proceed(state, on_event, claimed=True)
 
     def load(self, path: str | os.PathLike[str]) -> RunResult:
         """A paused run that `result.save(path)` wrote, ready to be decided and resumed by this agent (it
@@ -256,8 +271,9 @@ class Agent:
             messages.insert(0, {"role": "system", "content": system})
         return RunState(messages, context=context)
 
-    async def proceed(self, state: RunState, on_event: EventHandler | None = None) -> RunResult:
-        """Take steps until the run is done or paused."""
+    async def proceed(self, state: RunState, on_event: EventHandler | None = None, *,
+                      claimed: bool = False) -> RunResult:
+        """Take steps until the run is done or paused (`claimed`: the caller already set `state.busy`)."""
         handlers = self.handlers + ([on_event] if on_event else [])
 
         def emit(event: Event) -> None:
@@ -265,7 +281,11 @@ class Agent:
                 handler(event)
 
         executor = self._executor(state)
-        state.busy = True
+        with _RESUMING:
+            if state.busy and not claimed:
+                raise ValueError("this run is already running (a run's state is worked on by one call at a time)")
+            state.busy = True
+        run = RUN_ID.set(state.run_id)  # tools, predicates, approvers and checkpoints may count per run
         try:
             if state.waiting:  # a resumed run: answer the calls it paused on first
                 await self.answer_calls(state, executor, emit)
@@ -278,8 +298,12 @@ class Agent:
                 pass
             raise
         finally:
+            RUN_ID.reset(run)
             state.busy = False
-        return self.result(state)
+        result = self.result(state)
+        if state.pending:  # said once the run can be resumed (a handler may resume it right away)
+            emit(RunPaused(state.iteration, tuple(p.call for p in state.pending), result))
+        return result
 
     async def step(self, state: RunState, executor: Executor, emit: EventHandler) -> None:
         """One model request, and the tool calls it asks for."""
@@ -333,31 +357,34 @@ class Agent:
             verdict = state.decided.get(call.id) or await self._ask_checkpoint(call)
             state.decided[call.id] = verdicts[call.id] = verdict
             if verdict.action == "pause":
-                paused.append(self._pending(call, verdict.text))
+                paused.append(self._pending(call, verdict.text, always=True))
             elif verdict.action == "run" and call.id not in state.approvals:
                 item = self._pending(call, f"{call.name} needs a person's approval")
-                if not item.gated:
+                if not item.gated or self._repeated(state, item):  # a repeat is refused without asking anyone
                     continue
-                self._audit(state, "requested", call, item.arguments)
+                if not self._audit(state, "requested", call, item.arguments):
+                    state.approvals[call.id] = Decision("deny", "gate", time.time(),
+                                                        reason="the audit log could not be written")
+                    continue
                 if self.approver is None:
                     paused.append(item)
                     continue
-                decision = await ask(self.approver, item)
+                decision = await ask(self.approver, item, self.approval_timeout)
+                if not self._audit(state, EVENT[decision.action], call, decision.arguments or item.arguments,
+                                   by=decision.by, reason=decision.reason) and decision.allows:
+                    decision = Decision("deny", "gate", time.time(), reason="the audit log could not be written")
                 state.approvals[call.id] = decision
-                self._audit(state, EVENT[decision.action], call, decision.arguments or item.arguments,
-                            by=decision.by, reason=decision.reason)
         if paused:
             for item in paused:
                 if verdicts[item.id].action == "pause":
                     del state.decided[item.id]  # asked again on resume unless decided
-            state.pending = paused
-            emit(RunPaused(state.iteration, tuple(p.call for p in paused), self.result(state)))
+            state.pending = paused  # proceed() says RunPaused once the state is free to resume
             return
         to_run: list[ToolCall] = []
         answered: dict[str, ToolResult] = {}
         for call in state.waiting:
             verdict = verdicts[call.id]
-            cleared = self._clear(state, call) if verdict.action == "run" else None
+            cleared = self._clear(state, call, executor) if verdict.action == "run" else None
             if isinstance(cleared, ToolCall):
                 to_run.append(cleared)
                 emit(ToolStarted(state.iteration, cleared))
@@ -381,26 +408,53 @@ class Agent:
         await self.vision.deliver(results, state.messages)
         state.waiting, state.decided, state.approvals = [], {}, {}
 
-    def _pending(self, call: ToolCall, reason: str) -> Pending:
-        """The waiting-room record of a call: its validated arguments, and whether its tool is gated."""
+    def _pending(self, call: ToolCall, reason: str, *, always: bool = False) -> Pending:
+        """The waiting-room record of a call: its validated arguments (for gated tools, or `always`), and
+        whether its tool is gated. Anything that goes wrong while checking a gated tool's call keeps it gated."""
         tool = next((t for t in self.tools if t.name == call.name), None)
-        if tool is None:
-            return Pending(call, reason)
-        try:
-            validated = prepare(tool, call.arguments)
-        except ArgumentsError:  # it cannot run anyway: the executor answers it with what to fix
+        if tool is None or (tool.requires_approval is False and not always):
             return Pending(call, reason, tool=tool)
-        gated = tool.requires_approval is not False and tool.needs_approval(validated)
-        return Pending(call, reason, validated.model_dump(mode="json"), gated=gated, tool=tool)
+        gated = tool.requires_approval is not False
+        try:
+            values = prepare(tool, call.arguments).model_dump(mode="json")
+            if gated:
+                gated = tool.needs_approval(tool.validate(values))
+        except ArgumentsError:  # it cannot run: answered with what to fix (see _clear), no one is asked
+            return Pending(call, reason, tool=tool)
+        except Exception:  # a validator that crashed, arguments nested too deep: only a denial is possible
+            return Pending(call, reason, gated=gated, tool=tool)
+        return Pending(call, reason, values, gated=gated, tool=tool)
 
-    def _clear(self, state: RunState, call: ToolCall) -> ToolCall | ToolResult:
+    def _repeated(self, state: RunState, item: Pending) -> bool:
+        """Whether run_tools will refuse this call as a repeat (so no one is asked to approve it)."""
+        arguments = item.call.arguments if item.arguments is None else json.dumps(item.arguments, ensure_ascii=False)
+        return state.seen.get(f"{item.name} {canonical(arguments)}", 0) >= self.max_repeats
+
+    def _clear(self, state: RunState, call: ToolCall, executor: Executor) -> ToolCall | ToolResult:
         """The call to run, as approved; or the answer to a call that may not run. Every call passes here
         just before it runs: a gated call runs only with an unused approval bound to these arguments."""
         decision = state.approvals.get(call.id)
+        tool = next((t for t in self.tools if t.name == call.name), None)
         if decision is None:
-            if not self._pending(call, "").gated:
+            if tool is None or tool.requires_approval is False:
                 return call
-            return _declined(call, UNAPPROVED)  # defence in depth: the pause decides these
+            item = self._pending(call, "")
+            if item.gated and item.arguments is not None and self._repeated(state, item):  # refused as a repeat
+                key = f"{call.name} {canonical(json.dumps(item.arguments, ensure_ascii=False))}"
+                state.seen[key] += 1
+                return repeated_call(call, state.seen[key] - 1, state.last_result.get(key))
+            if item.gated:
+                return _declined(call, UNAPPROVED)  # defence in depth: the pause decides these
+            if item.arguments is None:  # invalid: answered here, so a second validation can't let it through
+                try:
+                    prepare(tool, call.arguments)
+                    problem = "the arguments could not be checked"
+                except ArgumentsError as exc:
+                    problem = str(exc)
+                except Exception:
+                    problem = "the arguments could not be checked"
+                return executor.refuse(call, problem)
+            return ToolCall(call.id, call.name, json.dumps(item.arguments, ensure_ascii=False))
         if decision.verbatim:
             return ToolResult(call, decision.reason, ok=False, failure="not_run")
         if not decision.allows:
@@ -408,10 +462,9 @@ class Agent:
             return _declined(call, DECLINED.format(reason=reason))
         if decision.arguments is None:  # approved as written (a checkpoint's pause of a call that can't validate)
             return call if not self._pending(call, "").gated else _declined(call, UNAPPROVED)
-        tool = next((t for t in self.tools if t.name == call.name), None)
         try:
             values = prepare(tool, decision.arguments).model_dump(mode="json") if tool else None
-        except ArgumentsError:
+        except Exception:
             values = None
         if values is None or binding(call.name, values, call.id) != decision.bound_to \
                 or decision.bound_to in state.spent:
@@ -421,12 +474,20 @@ class Agent:
         return ToolCall(call.id, call.name, json.dumps(values, ensure_ascii=False))
 
     def _audit(self, state: RunState, event: str, call: ToolCall, arguments: Any, *, by: str = "",
-               reason: str = "", at: float | None = None, **details: Any) -> None:
-        """One line in the audit log, if there is one (its write failing stops the run: no silent gaps)."""
-        if self.audit is not None:
+               reason: str = "", at: float | None = None, **details: Any) -> bool:
+        """One line in the audit log, if there is one. False if it could not be written: a call whose request
+        or approval is not on record does not run; a result that is not on record is logged as an error."""
+        if self.audit is None:
+            return True
+        try:
             self.audit.record(event, run=state.run_id, call_id=call.id, tool=call.name,
                               arguments_hash=arguments_hash(arguments if arguments is not None else call.arguments),
                               by=by, reason=reason, at=at, **details)
+        except (OSError, ValueError, TypeError) as exc:
+            log.error("the audit log %s could not be written (%s event of call %s): %s", self.audit.path, event,
+                      call.id, exc)
+            return False
+        return True
 
     async def _ask_checkpoint(self, call: ToolCall) -> Verdict:
         """The checkpoint's verdict on a call (no checkpoint: run). A checkpoint that fails pauses the run."""
@@ -456,11 +517,9 @@ class Agent:
             else:
                 fresh.append(call)
         seen = CONVERSATION.set(conversation_ids(state.messages))  # what image_understand may look at
-        run = RUN_ID.set(state.run_id)  # what a tool may count per run
         try:
             ran = iter(await executor.run(fresh))
         finally:
-            RUN_ID.reset(run)
             CONVERSATION.reset(seen)
         results = [refused[i] if i in refused else next(ran) for i in range(len(calls))]
         for call, result in zip(calls, results):
@@ -480,7 +539,8 @@ class Agent:
         """An executor for this run; it counts failed tries in the state, so a resumed run keeps counting."""
         executor = Executor(self.tools, timeout=self.tool_timeout, max_concurrency=self.max_concurrency,
                             retry_budget=self.retry_budget, format_error=self.format_error,
-                            format_result=self.format_result, media=self.media, cache=self.result_cache)
+                            format_result=self.format_result, media=self.media, cache=self.result_cache,
+                            spill_dir=self.spill_dir, can_read_files=any(t.reads_files for t in self.tools))
         executor.failures = state.failures
         return executor
 
@@ -501,6 +561,9 @@ EDITED = "A person changed the arguments before this call ran; it ran with {}.\n
 def _declined(call: ToolCall, text: str) -> ToolResult:
     """The answer to a call that was not allowed to run."""
     return ToolResult(call, envelope("error", error=text), ok=False, failure="denied")
+
+
+_RESUMING = threading.Lock()  # makes "is this state busy? then it is mine" one step
 
 
 class _Abandoned(Exception):

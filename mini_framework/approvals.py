@@ -30,7 +30,9 @@ your service's secrets are). `ask_in_console` uses `input()`: it works in a term
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import hmac
 import inspect
 import json
 import os
@@ -40,12 +42,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
 
+from .concurrency import in_thread
 from .display import brief
 from .redaction import redact_secrets
 from .replies import ToolCall
 
 if TYPE_CHECKING:
     from .tools import Tool
+
+AUDIT_KEY_VARIABLE = "MINI_FRAMEWORK_AUDIT_KEY"  # if set, argument fingerprints are keyed (HMAC)
 
 __all__ = ["AuditLog", "Decision", "Pending", "Verdict", "ask_in_console", "binding", "read_audit", "scripted"]
 
@@ -92,7 +97,7 @@ def binding(name: str, arguments: dict[str, Any], call_id: str) -> str:
     ...     binding("send_email", {"to": "a@example.com", "body": "hi"}, "call_1")[:12]
     True
     """
-    text = json.dumps([name, arguments, call_id], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps([name, arguments, call_id], sort_keys=True, separators=(",", ":"))  # ASCII: any string hashes
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -138,17 +143,25 @@ class Pending:
 
     @property
     def summary(self) -> str:
-        """One line for the person deciding: the tool and each argument, long values shortened."""
+        """One line for a list of pending calls: long values shortened, saying how much is hidden. A person
+        deciding must see `arguments` in full (what `ask_in_console` prints)."""
         values = self.arguments if self.arguments is not None else self.call.arguments
         if isinstance(values, dict):
-            shown = ", ".join(f"{k}={brief(v, 60)!r}" if isinstance(v, str) else f"{k}={brief(v, 60)}"
-                              for k, v in values.items())
+            shown = ", ".join(f"{k}={_short(v)}" for k, v in values.items())
         else:
-            shown = brief(values, 120)
+            shown = _short(values)
         return f"{self.name}({shown})"
+
+    def details(self) -> str:
+        """Everything a person needs to decide: the tool and every argument in full, as indented JSON."""
+        values = self.arguments if self.arguments is not None else self.call.arguments
+        return f"{self.name} (call {self.id}):\n" + json.dumps(values, indent=2, ensure_ascii=False, default=str)
 
     def approve(self, by: str = "user") -> None:
         """Let the call run, with the arguments shown, when the run resumes."""
+        if self.arguments is None and not self.gated:  # a checkpoint's pause of a call that can't be checked
+            self._decide(Decision("approve", by, time.time()))  # it runs as written: the executor answers it
+            return
         self._decide(Decision("approve", by, time.time(), self._arguments(), bound_to=self._bind(self._arguments())))
 
     def deny(self, reason: str = "", by: str = "user") -> None:
@@ -204,7 +217,7 @@ Approver = Callable[[Pending], "bool | None | Awaitable[bool | None]"]
 
 def ask_in_console(item: Pending) -> bool:
     """An approver that asks at the keyboard: y approves, anything else declines (also no keyboard at all)."""
-    print(f"\nThe model wants to run: {item.summary}")
+    print(f"\nThe model wants to run {item.details()}")
     try:
         answer = input("Run it? [y/N] ")
     except (EOFError, OSError, RuntimeError) as exc:  # no stdin: CI, nbval ("StdinNotImplementedError"), servers
@@ -242,25 +255,35 @@ def scripted(*answers: bool | str | dict[str, Any]) -> Approver:
     return approve
 
 
-async def ask(approver: Approver, item: Pending) -> Decision:
-    """Let `approver` decide `item` (async or not); whatever it does short of approving declines."""
+async def ask(approver: Approver, item: Pending, timeout: float | None = None) -> Decision:
+    """Let `approver` decide `item` within `timeout` seconds. Only True approves (with the edit the approver
+    made, if any); False, None, anything else, an exception or no answer in time declines. A sync approver
+    runs in a worker thread, so one waiting at the keyboard does not stop the event loop."""
     name = getattr(approver, "__name__", type(approver).__name__)
-    try:
-        answer = approver(item)
-        if inspect.isawaitable(answer):
-            answer = await answer
-    except Exception as exc:
-        item.decision = Decision("deny", f"approver:{name}", time.time(), reason=f"the approver failed "
-                                 f"({type(exc).__name__}), so the call was not run")
+
+    def declined(reason: str) -> Decision:
+        item.decision = Decision("deny", f"approver:{name}", time.time(), reason=reason)
         return item.decision
-    if item.decision is None:
-        if answer is True:
-            item.approve(by=f"approver:{name}")
-        else:
-            item.deny("the approver did not approve it", by=f"approver:{name}")
-    elif answer is False and item.decision.allows:  # edited or approved inside, then returned False: no wins
-        item.decision = Decision("deny", f"approver:{name}", time.time(), reason="the approver did not approve it")
-    assert item.decision is not None  # every branch above decided
+
+    async def answer() -> Any:
+        if inspect.iscoroutinefunction(approver):
+            return await approver(item)
+        result = await in_thread(lambda: approver(item))  # an async __call__ comes back as a coroutine: awaited
+        return await result if inspect.isawaitable(result) else result
+
+    try:
+        verdict = await asyncio.wait_for(answer(), timeout)
+    except asyncio.TimeoutError:
+        return declined(f"no decision within {timeout:g} s")
+    except Exception as exc:
+        return declined(f"the approver failed ({type(exc).__name__}), so the call was not run")
+    if verdict is not True:
+        if item.decision is not None and not item.decision.allows:
+            return item.decision  # it declined with its own reason
+        return declined("the approver did not approve it")
+    if item.decision is None or not item.decision.allows:
+        item.approve(by=f"approver:{name}")
+    assert item.decision is not None
     return item.decision
 
 
@@ -287,15 +310,27 @@ class AuditLog:
         """Append one event. Raises OSError if the file cannot be written (the agent stops rather than
         running a gated tool without a record)."""
         entry = {"time": _iso(at if at is not None else time.time()), "event": event, "run": run,
-                 "call_id": call_id, "tool": tool, "arguments_hash": arguments_hash, "by": by,
-                 "reason": redact_secrets(reason)[:500], **details}
+                 "call_id": redact_secrets(call_id)[:200], "tool": tool, "arguments_hash": arguments_hash,
+                 "by": redact_secrets(by)[:200], "reason": redact_secrets(reason)[:500], **details}
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
         with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line.encode())
-            finally:
-                os.close(fd)
+            self._append(line.encode("utf-8", "backslashreplace"))  # a lone surrogate becomes a JSON \\u escape
+
+    def check(self) -> None:
+        """Make sure the log can be written now (created if missing), rather than at the first gated call."""
+        with self._lock:
+            self._append(b"")
+
+    def _append(self, data: bytes) -> None:
+        if self.path.is_dir():
+            raise IsADirectoryError(21, "the audit log path is a folder", str(self.path))
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)  # never through a symlink
+        fd = os.open(self.path, flags, 0o600)
+        try:
+            if data:
+                os.write(fd, data)
+        finally:
+            os.close(fd)
 
 
 def read_audit(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -312,12 +347,32 @@ def read_audit(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 def arguments_hash(arguments: Any) -> str:
     """A short fingerprint of arguments for the audit log (the log never holds the arguments themselves).
 
+    A plain hash of a short secret (a 6-digit PIN) can be guessed by trying them all: set the environment
+    variable MINI_FRAMEWORK_AUDIT_KEY to a secret of yours and the fingerprint becomes an HMAC under it.
+
     >>> arguments_hash({"b": 1, "a": 2}) == arguments_hash({"a": 2, "b": 1})
     True
     """
-    text = json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    text = json.dumps(arguments, sort_keys=True, default=str).encode()  # ASCII: any string hashes
+    key = os.environ.get(AUDIT_KEY_VARIABLE, "")
+    digest = hmac.new(key.encode(), text, hashlib.sha256) if key else hashlib.sha256(text)
+    return digest.hexdigest()[:16]
 
 
 def _iso(seconds: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+    try:
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+    except (OverflowError, ValueError, OSError):
+        return "(an impossible time)"
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """A value for a one-line summary; a shortened one says how many characters are not shown.
+
+    >>> _short("abcdefghij" * 3, limit=10), _short(3)
+    ("'abcdefghi…' (+21 characters)", '3')
+    """
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    shown = brief(text, limit)
+    hidden = f" (+{len(text) - len(shown) + 1} characters)" if shown != text else ""
+    return (repr(shown) if isinstance(value, str) else shown) + hidden

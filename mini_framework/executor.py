@@ -30,6 +30,7 @@ import asyncio
 import difflib
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -43,6 +44,7 @@ from .concurrency import in_thread, run_sync
 from .media import Found, Media, MediaError, MediaStore, find_media
 from .redaction import redact, redact_secrets
 from .replies import ToolCall
+from .spill import DEFAULT_THRESHOLD, spill
 from .tools import Tool, as_tool
 
 __all__ = ["Executor", "Failure", "ToolCall", "ToolError", "ToolResult", "describe_exception", "envelope",
@@ -247,6 +249,8 @@ class Executor:
         format_result: ResultFormatter = result_text,
         media: MediaStore | None = None,
         cache: ResultCache | None = None,
+        spill_dir: str | os.PathLike[str] | None = None,
+        can_read_files: bool = False,
     ) -> None:
         self.tools: dict[str, Tool] = tools_by_name(tools)
         self.timeout = timeout  # default seconds per call; a tool's own `timeout` wins
@@ -257,6 +261,8 @@ class Executor:
         self.failures: dict[str, int] = {}  # tool name -> invalid tries since its last success
         self.media = media  # where returned images are read and registered; None: images are not looked for
         self.cache = cache  # results of tools made with @tool(cache=seconds); None: nothing is reused
+        self.spill_dir = spill_dir  # where too-long text results go (None: the temporary folder)
+        self.can_read_files = can_read_files  # whether the model has a tool to read a spilled result
         self.round_bytes = 0
         self.loading: asyncio.Semaphore | None = None
 
@@ -318,6 +324,10 @@ class Executor:
             task.cancel()  # abandoned: a tool that ignores cancellation runs on, unwatched
             message = (f"{tool.name} did not finish within {timeout:g} s and was stopped. "
                        "Try again later, or tell the user the service is not responding.")
+            if tool.side_effects or tool.requires_approval is not False:  # it may have sent, paid, written already
+                message = (f"{tool.name} did not finish within {timeout:g} s: whether it did what it was asked is "
+                           "unknown (it may still complete). Do not call it again; tell the user to check "
+                           "before anything is retried.")
             return self._failed(call, "timeout", envelope("error", error=message), repairs)
         outcome = task.result()
         if outcome.error is None:
@@ -342,6 +352,8 @@ class Executor:
                     return ToolResult(call, envelope("error", error=message, output="\n".join(lines) or None),
                                       ok=False, failure="bad_media", value=outcome.value, repairs=repairs,
                                       media=media)
+                if tool.too_long_to_file and isinstance(outcome.value, str) and not media and not attachments:
+                    lines = [self._spilled("\n".join(lines), tool)]
                 if key is not None and self.cache is not None and not media and not attachments and tool.cache:
                     self.cache.put(key, tool.cache, "\n".join(lines), outcome.value)
                 return ToolResult(call, "\n".join(lines), ok=True, value=outcome.value, repairs=repairs,
@@ -349,6 +361,12 @@ class Executor:
         _scrub(outcome.error)  # the log keeps the traceback, not the keys in the message
         log.warning("tool %s failed (call %s)", tool.name, call.id, exc_info=outcome.error)
         return self._failed(call, "exception", self._format_error(outcome.error, call), repairs)
+
+    def _spilled(self, text: str, tool: Tool) -> str:
+        """A long text result cut for the model, the full text saved to a file (spill.py)."""
+        limit = DEFAULT_THRESHOLD if tool.too_long_to_file is True else int(tool.too_long_to_file)
+        cut = spill(text, tool.name, threshold=limit, folder=self.spill_dir, can_read_files=self.can_read_files)
+        return text if cut is None else cut.content
 
     async def _load_media(self, found: list[Found], tool_name: str) -> tuple[list[Media], list[str]]:
         """Read and register the images a tool returned, concurrently: (registered, why others were refused).
@@ -422,6 +440,11 @@ class Executor:
             raise
         except BaseException:
             return LAST_RESORT
+
+    def refuse(self, call: ToolCall, problem: str) -> ToolResult:
+        """The answer to a call whose arguments were found invalid before it reached the executor (the
+        approval gate checks them first): the model reads `problem`, and the tool's retry budget counts it."""
+        return self._invalid(call, "invalid_arguments", envelope("error", error=problem))
 
     def _invalid(self, call: ToolCall, failure: Failure, content: str) -> ToolResult:
         """A call the model got wrong: count it against the tool's budget, and stop it when spent."""

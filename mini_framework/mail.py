@@ -743,7 +743,7 @@ def make_send_email(
     advice = ("Send an e-mail only when the user asked for it, to an address they gave. If the result says "
               "already_sent or possibly_sent, do not send it again: tell the user what the result says.")
     return tool(send_email, name=name, description=description, best_practices=advice,
-                requires_approval=requires_approval)
+                requires_approval=requires_approval, side_effects=True)
 
 
 def _now() -> str:

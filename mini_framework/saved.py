@@ -12,20 +12,32 @@ result as the model read it. Not kept: what tools returned as Python values (`To
 registered images (the image parts in the conversation stay), and `context` (it only shapes the
 system prompt, which is already in the conversation).
 
+A paused run is resumed once. `load` takes the run out of its file: the file is renamed to
+`<name>.loaded` before it is read, so a second load (another worker, a retried job) finds nothing;
+and resuming the original in memory renames the files it was saved to, so none of them can be
+loaded afterwards. (To load one again on purpose, rename it back; approvals used before are then
+used again — that is your decision, not the model's.)
+
 A file that was cut short, edited by hand (its checksum no longer matches), written by another
 version, or that does not describe a paused run is refused with SavedRunError saying what is wrong;
-nothing runs. The file holds the whole conversation: it is written owner-only (0600), atomically.
+nothing runs, and the file is put back. The file holds the whole conversation: it is written
+owner-only (0600), atomically.
+
+Concessions: the checksum is a plain sha256, so it catches damage and hand edits, not someone who
+recomputes it; keep saved runs where only your service can write.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .approvals import Decision, Pending, Verdict
 from .executor import ToolResult
@@ -35,7 +47,9 @@ from .state import RequestUsage, RunResult, RunState, Usage
 if TYPE_CHECKING:
     from .tools import Tool
 
-__all__ = ["FORMAT", "SavedRunError", "load", "save"]
+__all__ = ["FORMAT", "SavedRunError", "claim_copies", "load", "save"]
+
+TAKEN = ".loaded"  # suffix of a saved run's file once it was loaded or its run resumed
 
 FORMAT = "mini_framework.paused_run/1"
 MAX_BYTES = 64 * 1024 * 1024  # a saved run bigger than this is refused rather than read into memory
@@ -56,10 +70,13 @@ class _Call(_Strict):
     arguments: Any
 
 
+Count = Field(ge=0, le=10**15)
+
+
 class _Decision(_Strict):
     action: Literal["approve", "edit", "deny"]
     by: str
-    at: float
+    at: float = Field(ge=0, le=10**11)  # a Unix time: not NaN, not before 1970, not after the year 5000
     arguments: dict[str, Any] | None
     reason: str
     verbatim: bool
@@ -78,8 +95,9 @@ class _Result(_Strict):
     call: _Call
     content: str
     ok: bool
-    failure: str | None
-    seconds: float
+    failure: Literal["unknown_tool", "invalid_arguments", "gave_up", "exception", "timeout", "repeated", "not_run",
+                     "truncated", "bad_media", "denied"] | None
+    seconds: float = Field(ge=0, le=10**9)
     repairs: list[str]
     attachments: list[dict[str, Any]]
 
@@ -90,27 +108,28 @@ class _Verdict(_Strict):
 
 
 class _Usage(_Strict):
-    requests: int
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int
+    requests: int = Count
+    prompt_tokens: int = Count
+    completion_tokens: int = Count
+    cached_tokens: int = Count
     per_request: list[list[int]]
 
 
 class _Run(_Strict):
     run_id: str
     messages: list[dict[str, Any]]
-    iteration: int
+    iteration: int = Count
     usage: _Usage
     results: list[_Result]
-    seen: dict[str, int]
+    seen: dict[str, Annotated[int, Count]]
     last_result: dict[str, str]
-    failures: dict[str, int]
+    failures: dict[str, Annotated[int, Count]]
     waiting: list[_Call]
     pending: list[_Pending]
     decided: dict[str, _Verdict]
     approvals: dict[str, _Decision]
     spent: list[str]
+    saved_to: list[str]
     capped: bool
     done: bool
 
@@ -120,16 +139,20 @@ def save(result: RunResult, path: str | os.PathLike[str]) -> None:
     if not isinstance(result, RunResult) or result.state is None or not result.paused:
         raise ValueError("only a paused run can be saved (result.paused is False): a finished run's "
                          "messages are all there is to keep — json.dump(result.messages, f)")
+    target = Path(path).absolute()
+    if not target.parent.is_dir():
+        raise FileNotFoundError(2, "no such folder to save the paused run in", str(target.parent))
+    if str(target) not in result.state.saved_to:
+        result.state.saved_to.append(str(target))  # resuming this run in memory claims the file (claim_copies)
     run = _dump(result.state)
     try:
         text = json.dumps({"format": FORMAT, "checksum": _checksum(run), "run": run}, ensure_ascii=False, indent=1)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"this run cannot be saved as JSON: {exc} (a message or tool result holds a Python "
                          "object; give the agent plain dicts)") from None
-    target = Path(path)
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:  # mkstemp: already 0600
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:  # mkstemp: already 0600
             f.write(text)
         os.replace(temporary, target)
     except BaseException:
@@ -138,32 +161,74 @@ def save(result: RunResult, path: str | os.PathLike[str]) -> None:
 
 
 def load(path: str | os.PathLike[str], tools: list[Tool]) -> RunResult:
-    """Read a paused run saved by `save`, for an agent with `tools`; SavedRunError if it can't be resumed."""
+    """Take a paused run out of the file `save` wrote (see the module docstring), for an agent with `tools`.
+    SavedRunError if it can't be resumed (the file is then left where it was)."""
     where = Path(path)
+    taken = where.with_name(where.name + TAKEN)
     try:
-        if where.stat().st_size > MAX_BYTES:
-            raise SavedRunError(f"{where.name} is over {MAX_BYTES // 2**20} MB: not a saved run of ours")
-        data = json.loads(where.read_text(encoding="utf-8"))
+        if not stat.S_ISREG(where.stat(follow_symlinks=False).st_mode):
+            raise SavedRunError(f"{where.name} is not a regular file: not a saved run")
+        os.rename(where, taken)  # atomic: of two loads, one gets the file
     except FileNotFoundError:
+        if taken.exists():
+            raise SavedRunError(f"the paused run in {where.name} was already loaded (it is now {taken.name}): a "
+                                "paused run is resumed once") from None
         raise SavedRunError(f"no saved run at {where}") from None
+    try:
+        result = _read(taken, tools, where.name)
+    except SavedRunError:
+        os.rename(taken, where)  # not ours to keep: put it back as it was
+        raise
+    for other in result.state.saved_to if result.state else ():  # other copies of the same paused run
+        if Path(other) != where.absolute():
+            with contextlib.suppress(OSError):
+                os.rename(other, other + TAKEN)
+    if result.state:
+        result.state.saved_to = []
+    return result
+
+
+def claim_copies(state: RunState) -> None:
+    """Before a paused run resumes in memory: take its saved files out of reach of `load`. SavedRunError if
+    one of them was loaded already (then that copy is the one to resume)."""
+    for name in state.saved_to:
+        try:
+            os.rename(name, name + TAKEN)
+        except FileNotFoundError:
+            if os.path.exists(name + TAKEN):
+                raise SavedRunError(f"this paused run was loaded from {Path(name).name} already: resume that "
+                                    "copy, not this one (a paused run is resumed once)") from None
+        except OSError:
+            continue  # unreadable folder, another file system: nothing we can claim
+    state.saved_to = []
+
+
+def _read(where: Path, tools: list[Tool], name: str) -> RunResult:
+    """Read and check a taken file."""
+    try:
+        with open(where, "rb") as f:
+            raw = f.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise SavedRunError(f"{name} is over {MAX_BYTES // 2**20} MB: not a saved run of ours")
+        data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         if isinstance(exc, SavedRunError):
             raise
-        raise SavedRunError(f"{where.name} is not a saved run (not JSON: it may have been cut short)") from None
+        raise SavedRunError(f"{name} is not a saved run (not JSON: it may have been cut short)") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise SavedRunError(f"{where.name} is not a saved run of this version (format {found!r:.60}, "
+        raise SavedRunError(f"{name} is not a saved run of this version (format {found!r:.60}, "
                             f"expected {FORMAT!r})")
     if not isinstance(data.get("run"), dict) or data.get("checksum") != _checksum(data["run"]):
-        raise SavedRunError(f"{where.name} was changed after it was saved (its checksum does not match): "
+        raise SavedRunError(f"{name} was changed after it was saved (its checksum does not match): "
                             "refusing to resume it")
     try:
         run = _Run.model_validate(data["run"])
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise SavedRunError(f"{where.name} cannot be resumed: {field}: {first['msg']}") from None
-    return _restore(run, {t.name: t for t in tools}, where.name)
+        raise SavedRunError(f"{name} cannot be resumed: {field}: {first['msg']}") from None
+    return _restore(run, {t.name: t for t in tools}, name)
 
 
 def _restore(run: _Run, tools: dict[str, Tool], name: str) -> RunResult:
@@ -189,12 +254,12 @@ def _restore(run: _Run, tools: dict[str, Tool], name: str) -> RunResult:
         usage=Usage(run.usage.requests, run.usage.prompt_tokens, run.usage.completion_tokens, run.usage.cached_tokens,
                     [RequestUsage(*r) for r in run.usage.per_request]),
         results=[ToolResult(ToolCall(r.call.id, r.call.name, r.call.arguments), r.content, r.ok,
-                            r.failure, seconds=r.seconds, repairs=r.repairs,  # type: ignore[arg-type]
+                            r.failure, seconds=r.seconds, repairs=r.repairs,
                             attachments=r.attachments) for r in run.results],
         seen=run.seen, last_result=run.last_result, failures=run.failures, waiting=waiting,
         decided={k: Verdict(v.action, v.text) for k, v in run.decided.items()},
         approvals={k: Decision(**d.model_dump()) for k, d in run.approvals.items()},
-        spent=run.spent, capped=run.capped, done=run.done, run_id=run.run_id)
+        spent=run.spent, capped=run.capped, done=run.done, run_id=run.run_id, saved_to=run.saved_to)
     state.pending = [Pending(ToolCall(p.call.id, p.call.name, p.call.arguments), p.reason, p.arguments, p.gated,
                              Decision(**p.decision.model_dump()) if p.decision else None,
                              tool=tools.get(p.call.name)) for p in run.pending]
@@ -226,11 +291,12 @@ def _dump(state: RunState) -> dict[str, Any]:
                      "decision": decision(p.decision)} for p in state.pending],
         "decided": {k: {"action": v.action, "text": v.text} for k, v in state.decided.items()},
         "approvals": {k: decision(d) for k, d in state.approvals.items()},
-        "spent": state.spent, "capped": state.capped, "done": state.done,
+        "spent": state.spent, "saved_to": state.saved_to, "capped": state.capped, "done": state.done,
     }
 
 
 def _checksum(run: Any) -> str:
     """A sha256 of the run's canonical JSON: any change to the saved run shows."""
-    text = json.dumps(run, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = json.dumps(run, sort_keys=True, separators=(",", ":"), default=str)  # ASCII: any string hashes
     return hashlib.sha256(text.encode()).hexdigest()
+

@@ -83,6 +83,7 @@ class RunState:
     capped: bool = False  # True once max_iterations stopped the tool calls
     done: bool = False
     busy: bool = False  # True while a run or resume is working on this state
+    saved_to: list[str] = field(default_factory=list)  # files this paused state was saved to (claimed on resume)
 
 
 @dataclass

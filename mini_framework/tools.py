@@ -81,6 +81,8 @@ class Tool:
     requires_approval: bool | Callable[[Any], bool] = False  # a person decides before it runs (agent.py)
     side_effects: bool = False  # it changes something (sends, writes, pays): never cached
     cache: float | None = None  # seconds a result may be reused for the same arguments (cache.py); None: never
+    too_long_to_file: bool | int = False  # spill text results over 20,000 (or this many) tokens to a file (spill.py)
+    reads_files: bool = False  # it can read a file the agent names (a spilled result's reminder then says so)
 
     def __init__(
         self,
@@ -95,6 +97,8 @@ class Tool:
         requires_approval: bool | Callable[[Any], bool] | None = None,
         side_effects: bool | None = None,
         cache: float | None = None,
+        too_long_to_file: bool | int | None = None,
+        reads_files: bool | None = None,
     ) -> None:
         if func is None and type(self).run is Tool.run:
             raise TypeError("a Tool needs a function: use @tool on a function, or subclass Tool and define run()")
@@ -122,6 +126,14 @@ class Tool:
             self.side_effects = side_effects
         if cache is not None:
             self.cache = cache
+        if too_long_to_file is not None:
+            self.too_long_to_file = too_long_to_file
+        if reads_files is not None:
+            self.reads_files = reads_files
+        spill_at = self.too_long_to_file
+        if not isinstance(spill_at, bool) and (not isinstance(spill_at, int) or spill_at < 100):
+            raise ToolDefinitionError(f"{self.name}: too_long_to_file is True (20,000 tokens) or a number of tokens "
+                                      f"of at least 100; not {spill_at!r}")
         _check_cache(self)
         if not isinstance(self.requires_approval, bool) and not callable(self.requires_approval):
             raise TypeError("requires_approval must be True, False, or a function of the validated arguments, "
@@ -153,7 +165,9 @@ class Tool:
             return rule
         try:
             return bool(rule(validated))
-        except Exception:
+        except (KeyboardInterrupt, GeneratorExit):
+            raise
+        except BaseException:  # a rule that fails, even with SystemExit, asks for a person
             return True
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -268,6 +282,8 @@ def tool(
     requires_approval: bool | Callable[[Any], bool] = False,
     side_effects: bool = False,
     cache: float | None = None,
+    too_long_to_file: bool | int = False,
+    reads_files: bool = False,
 ) -> Tool: ...
 
 
@@ -285,6 +301,8 @@ def tool(
     requires_approval: bool | Callable[[Any], bool] = False,
     side_effects: bool = False,
     cache: float | None = None,
+    too_long_to_file: bool | int = False,
+    reads_files: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -301,6 +319,8 @@ def tool(
     requires_approval: bool | Callable[[Any], bool] = False,
     side_effects: bool = False,
     cache: float | None = None,
+    too_long_to_file: bool | int = False,
+    reads_files: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function (sync or async) into a Tool: `@tool` or `@tool(name=..., strict=True, ...)`.
 
@@ -315,7 +335,8 @@ def tool(
     def make(f: Callable[..., Any]) -> Tool:
         return Tool(name, description, f, best_practices=best_practices,
                     prompt_injection_builder=prompt_injection_builder, strict=strict, timeout=timeout,
-                    requires_approval=requires_approval, side_effects=side_effects, cache=cache)
+                    requires_approval=requires_approval, side_effects=side_effects, cache=cache,
+                    too_long_to_file=too_long_to_file, reads_files=reads_files)
 
     if func is None:
         return make

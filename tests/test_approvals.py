@@ -11,8 +11,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import pytest
+from pydantic import AfterValidator
 
 from mini_framework import Agent, Verdict, tool
 from mini_framework.approvals import binding, read_audit, scripted
@@ -412,4 +414,273 @@ def test_ask_in_console_approves_on_y_and_declines_otherwise_or_without_a_keyboa
         assert len(SENT) == sent and not result.paused, answer
         if not sent:
             assert result.tool_results[0].failure == "denied" and "failed" not in result.tool_results[0].content
-    assert "The model wants to run: send_email(to='zhang.san@example.com'" in capsys.readouterr().out
+    assert 'The model wants to run send_email (call c1):\n{\n  "to": "zhang.san@example.com",' in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- what the review found (regressions)
+
+
+def test_a_saved_run_is_resumed_once_whichever_copy_is_used(tmp_path):
+    path = tmp_path / "paused.json"
+    agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email])
+    paused = agent.run("q")
+    paused.pending[0].approve()
+    paused.save(path)
+    agent.resume(paused)  # resumed in memory: the file is claimed
+    with pytest.raises(SavedRunError, match="already loaded"):
+        agent.load(path)
+    assert len(SENT) == 1
+
+    paused = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email]).run("q")
+    paused.pending[0].approve()
+    paused.save(path := tmp_path / "second.json")
+    loaded = agent.load(path)  # taken out of the file
+    with pytest.raises(SavedRunError, match="already loaded"):
+        agent.load(path)
+    with pytest.raises(SavedRunError, match="resume that copy"):
+        agent.resume(paused)  # the in-memory original can't run it a second time
+    agent.resume(loaded)
+    assert len(SENT) == 2
+
+
+def test_two_threads_resuming_one_run_resume_it_once():
+    import threading
+
+    for _ in range(10):
+        agent = Agent(ScriptedClient([calls(("c1", "lookup", {"order_id": "A"}), ("c2", "send_email", MAIL))]),
+                      "m", [lookup, send_email])
+        paused = agent.run("q")
+        paused.pending[0].approve()
+        barrier, outcomes = threading.Barrier(2), []
+
+        def go(agent=agent, paused=paused, barrier=barrier, outcomes=outcomes):
+            barrier.wait()
+            try:
+                outcomes.append(len(tool_messages(agent.resume(paused))))
+            except ValueError:
+                outcomes.append("refused")
+
+        threads = [threading.Thread(target=go) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(outcomes, key=str) == [2, "refused"]
+
+
+def test_an_audit_log_that_fails_after_the_tool_ran_loses_no_result(tmp_path, caplog):
+    log = tmp_path / "audit.jsonl"
+
+    @tool(requires_approval=True)
+    def pay(to: str, amount: int) -> str:
+        """Pay someone."""
+        SENT.append({"to": to})
+        os.remove(log)
+        os.mkdir(log)  # the log becomes unwritable while the tool runs
+        return "paid"
+
+    agent = Agent(ScriptedClient([calls(("c1", "pay", {"to": "li", "amount": 100}))]), "m", [pay], audit_log=log)
+    paused = agent.run("q")
+    paused.pending[0].approve()
+    result = agent.resume(paused)
+    assert len(SENT) == 1 and tool_messages(result) == {"c1": "paid"} and result.text == "done"
+    assert "could not be written" in caplog.text
+
+
+def test_a_request_that_cannot_be_recorded_does_not_run(tmp_path):
+    log = tmp_path / "audit.jsonl"
+    agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email], audit_log=log,
+                  approver=lambda item: True)
+    log.unlink()
+    log.mkdir()
+    result = agent.run("q")
+    assert SENT == [] and result.tool_results[0].failure == "denied"
+    with pytest.raises(IsADirectoryError):
+        Agent(ScriptedClient([]), "m", [send_email], audit_log=log)  # found when the agent is made
+    (tmp_path / "target").write_text("")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "target")
+    with pytest.raises(OSError):
+        Agent(ScriptedClient([]), "m", [send_email], audit_log=tmp_path / "link.jsonl")  # never through a symlink
+
+
+def test_the_person_sees_every_argument_in_full(capsys, monkeypatch):
+    from mini_framework.approvals import ask_in_console
+
+    body = "Dear team, " + "the quarterly numbers are attached. " * 5 + "P.S. Pay IBAN DE89 3704 0044 0532 0130 00."
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    paused = Agent(ScriptedClient([calls(("c1", "send_email", {**MAIL, "body": body}))]), "m", [send_email]).run("q")
+    assert "characters)" in paused.pending[0].summary  # the one-line summary says it is shortened
+    ask_in_console(paused.pending[0])
+    assert "IBAN DE89 3704 0044 0532 0130 00" in capsys.readouterr().out
+
+
+def test_strange_strings_and_deep_arguments_do_not_crash_a_run(tmp_path):
+    agent = Agent(ScriptedClient([calls(("c\ud800", "send_email", {**MAIL, "body": "hi \ud800"}))]), "m",
+                  [send_email], audit_log=tmp_path / "a.jsonl", approver=lambda item: True)
+    assert agent.run("q").tool_results[0].ok and len(read_audit(tmp_path / "a.jsonl")) == 3
+
+    @tool
+    def store(doc: dict) -> str:
+        """Store a document."""
+        return "stored"
+
+    deep: dict = {}
+    node = deep
+    for _ in range(600):
+        node["x"] = {}
+        node = node["x"]
+    result = Agent(ScriptedClient([calls(("c1", "store", {"doc": deep}))]), "m", [store]).run("q")
+    assert len(result.tool_results) == 1
+
+
+def test_a_gated_tool_that_times_out_tells_the_model_not_to_retry():
+    import time as clock
+
+    @tool(requires_approval=True, timeout=0.2)
+    def wire(to: str) -> str:
+        """Wire money."""
+        clock.sleep(0.5)
+        return "done"
+
+    result = Agent(ScriptedClient([calls(("c1", "wire", {"to": "li"}))]), "m", [wire], approver=lambda i: True).run("q")
+    assert "whether it did what it was asked is unknown" in result.tool_results[0].content
+    assert "Do not call it again" in result.tool_results[0].content
+
+
+def test_the_audit_log_keeps_no_secret_in_ids_and_can_key_its_fingerprints(tmp_path, monkeypatch):
+    from mini_framework.approvals import arguments_hash
+
+    log = tmp_path / "a.jsonl"
+    agent = Agent(ScriptedClient([calls(("api_key=sk-proj-abcdefghijklmnop", "send_email", MAIL))]), "m",
+                  [send_email], audit_log=log)
+    paused = agent.run("q")
+    paused.pending[0].approve(by="ops token=ghp_abcdefghijklmnopqrstuvwx")
+    agent.resume(paused)
+    assert "sk-proj-abcdefghijklmnop" not in log.read_text() and "ghp_abcdefghijklmnopqrstuvwx" not in log.read_text()
+    plain = arguments_hash({"pin": "493817"})
+    monkeypatch.setenv("MINI_FRAMEWORK_AUDIT_KEY", "a secret of this service")
+    assert arguments_hash({"pin": "493817"}) != plain
+
+
+def test_approver_contract_timeout_and_a_sync_approver_off_the_event_loop():
+    def approve_then_none(item):
+        item.approve()
+
+    def edit_then_no(item):
+        item.edit({**MAIL, "to": "x@example.com"})
+        return "no"
+
+    for approver in (approve_then_none, edit_then_no):
+        Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email], approver=approver).run("q")
+    assert SENT == []
+
+    async def never(item):
+        await asyncio.sleep(3600)
+
+    result = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email], approver=never,
+                   approval_timeout=0.2).run("q")
+    assert SENT == [] and "no decision within 0.2 s" in result.tool_results[0].content
+
+    ticks = []
+
+    def slow(item):
+        import time as clock
+        clock.sleep(0.3)
+        return True
+
+    async def both():
+        async def tick():
+            for _ in range(10):
+                ticks.append(1)
+                await asyncio.sleep(0.02)
+        agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email], approver=slow)
+        await asyncio.gather(agent.arun("q"), tick())
+
+    asyncio.run(both())
+    assert len(ticks) == 10 and len(SENT) == 1
+
+
+FLIPS: list[str] = []
+
+
+def _flaky(value: str) -> str:
+    """A validator that refuses every other time it is asked."""
+    FLIPS.append(value)
+    if len(FLIPS) % 2:
+        raise ValueError("not yet")
+    return value
+
+
+@tool(requires_approval=True)
+def transfer(to: Annotated[str, AfterValidator(_flaky)]) -> str:
+    """Transfer money."""
+    SENT.append({"to": to})
+    return "sent"
+
+
+def test_validation_that_changes_its_mind_cannot_let_a_gated_call_through():
+    for start in range(2):  # the validator refuses on the first look, or on the second
+        FLIPS[:] = ["x"] * start
+        result = Agent(ScriptedClient([calls(("c1", "transfer", {"to": "li"}))]), "m", [transfer]).run("q")
+        assert SENT == [] and (result.paused or result.tool_results[0].failure in ("invalid_arguments", "denied"))
+
+
+def test_a_predicate_that_exits_asks_for_a_person_and_a_repeat_is_not_asked_about(tmp_path):
+    @tool(requires_approval=lambda args: (_ for _ in ()).throw(SystemExit(1)))
+    def pay(to: str) -> str:
+        """Pay."""
+        SENT.append({"to": to})
+        return "paid"
+
+    assert Agent(ScriptedClient([calls(("c1", "pay", {"to": "li"}))]), "m", [pay]).run("q").paused
+
+    log = tmp_path / "a.jsonl"
+    agent = Agent(ScriptedClient([calls(("p0", "send_email", MAIL)), calls(("p1", "send_email", MAIL))]), "m",
+                  [send_email], max_repeats=1, audit_log=log)
+    result = agent.run("q")
+    result.pending[0].approve()
+    result = agent.resume(result)
+    assert not result.paused and [r.failure for r in result.tool_results] == [None, "repeated"]
+    assert [e["call_id"] for e in read_audit(log) if e["event"] == "requested"] == ["p0"]
+
+
+def test_a_run_can_be_resumed_from_its_pause_event():
+    from mini_framework import RunPaused
+
+    results = []
+
+    def on_event(event):
+        if isinstance(event, RunPaused):
+            event.result.pending[0].approve()
+            results.append(agent.resume(event.result))
+
+    agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email], on_event=on_event)
+    agent.run("q")
+    assert len(SENT) == 1 and results[0].text == "done"
+
+
+def test_crafted_saved_runs_with_a_valid_checksum_are_still_checked(tmp_path):
+    from mini_framework.saved import _checksum
+
+    path = tmp_path / "paused.json"
+    agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email])
+    paused = agent.run("q")
+    paused.pending[0].approve()
+    paused.save(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for change, message in [(lambda run: run["pending"][0]["decision"].update(at=float("nan")), "at"),
+                            (lambda run: run.update(iteration=-5), "iteration"),
+                            (lambda run: run["usage"].update(requests=-1), "requests")]:
+        copy = json.loads(json.dumps(data))
+        change(copy["run"])
+        copy["checksum"] = _checksum(copy["run"])
+        path.write_text(json.dumps(copy), encoding="utf-8")
+        with pytest.raises(SavedRunError, match=message):
+            agent.load(path)
+        assert path.exists()  # a file that can't be resumed is put back, not taken
+    os.mkfifo(fifo := tmp_path / "fifo.json")
+    with pytest.raises(SavedRunError, match="not a regular file"):
+        agent.load(fifo)
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        paused.save(tmp_path / "missing" / "paused.json")
+    assert SENT == []
