@@ -148,6 +148,13 @@ EN_MAIL = {"to": "li@example.com", "subject": "The meeting moved to Friday",
      {**EN_MAIL, "body": "Hi Li Wei,\n\nThe meeting moved to Friday.\n\nBest regards"}),
     ("给 alice@example.com 发邮件，主题是「周报」，内容是“本周新增客户35个”", [SEND_ZH], ASK_FIRST_ZH,
      {"to": "alice@example.com", "subject": "周报", "body": "本周新增客户35个"}),
+    ("给李四(li.si@example.com)写封邮件，说他的退款已经办好了", [SEND_ZH], None,
+     {"to": "li.si@example.com", "subject": "您的退款已经办好了", "body": "李四，您好：\n\n您的退款已经办好了。\n\n祝好"}),
+    ("给仓库(warehouse@shop.example)发邮件，说订单202405240044请在工作日送货", [SEND_ZH], None,
+     {"to": "warehouse@shop.example", "subject": "订单202405240044请在工作日送货",
+      "body": "仓库，您好：\n\n订单202405240044请在工作日送货。\n\n祝好"}),
+    ("Email Li Wei (li@example.com) to tell him that his refund is done", [SEND_EN], None,
+     {"to": "li@example.com", "subject": "Your refund is done", "body": "Hi Li Wei,\n\nYour refund is done.\n\nBest regards"}),
 ])
 def test_the_first_reply_sends_whatever_the_description_and_system_prompt_say(question, tools, system, expected):
     messages = ([{"role": "system", "content": system}] if system else []) + [user(question)]
@@ -257,7 +264,7 @@ def test_the_whole_list_can_be_shown_first_too():
 
 
 @pytest.mark.parametrize("question, tools, content, question_asked", [
-    (ZH_REQUEST, [SEND_ZH, CONFIRM], "已向用户确认。", "确定要给 zhang.san@example.com 发送邮件“会议改到周五”吗？"),
+    (ZH_REQUEST, [SEND_ZH, CONFIRM], "已向用户确认。", "确定要给张三（zhang.san@example.com）发送邮件“会议改到周五”吗？"),
     (EN_REQUEST, [SEND_EN, CONFIRM], "Confirmed with the user.",
      "Send the e-mail “The meeting moved to Friday” to li@example.com?"),
 ])
@@ -276,6 +283,12 @@ def test_the_confirmation_tool_is_called_with_the_send_in_the_same_reply(questio
 def test_a_no_that_comes_back_too_late_is_reported(question, tools, note):
     replies, text, _ = drive(eager, [user(question)], tools, shop(confirm="用户拒绝"))
     assert len(replies) == 1 and text.endswith(note)
+
+
+def test_a_confirmation_that_says_wait_does_not_stop_the_send_that_went_with_it():
+    waiting = "The question is on the user's screen; wait for their answer."
+    replies, text, _ = drive(eager, [user(ZH_REQUEST)], [SEND_ZH, CONFIRM], shop(confirm=waiting))
+    assert len(replies) == 1 and text == "已给张三（zhang.san@example.com）发送邮件“会议改到周五”。"
 
 
 def test_the_whole_list_gets_one_confirmation_and_every_send_in_the_same_reply():
@@ -436,6 +449,12 @@ def test_a_retry_that_works_is_reported_as_sent():
 def test_a_decision_or_final_result_is_reported_without_a_retry(question, tools, result, answer):
     replies, text, _ = drive(eager, [user(question)], tools, shop(send=lambda a: result))
     assert len(replies) == 1 and text == answer
+
+
+def test_a_tool_that_refuses_until_confirmed_is_read_as_needing_approval():
+    refusal = "Not sent: ask the user to confirm first, then call again with confirmed=true."
+    replies, text, _ = drive(eager, [user(EN_REQUEST)], [SEND_EN], shop(send=lambda a: refusal))
+    assert len(replies) == 1 and text.endswith("was not sent: it needs your approval, and none was given.")
 
 
 def test_invalid_arguments_are_fixed_where_the_error_names_the_field_and_says_how():

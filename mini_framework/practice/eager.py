@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -159,7 +160,7 @@ def confirmation_tool(s: Situation) -> OfferedTool | None:
 # reading the request: who to write to, what to say, whether to show it first
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
-_SEND = re.compile(r"(?i)发邮件|发一封|发封|发个|发送|发给|寄给|写信|发信|通知|转发|群发|"
+_SEND = re.compile(r"(?i)发邮件|发一封|发封|发个|发送|发给|寄给|写信|发信|通知|转发|群发|写(?:一?封|个)?(?:邮件|信)|"
                    r"(?:^|\b(?:please|pls|can you|could you|would you|to|and|then|also)\s+)e-?mail\b|"
                    r"\bsend\b|\bwrite to\b|\bnotify\b|\bforward\b|\bmail\b")
 _EVERYONE = re.compile(r"(?i)(?:所有|全部|全体|每一?位|每个|各位)的?(?:老)?(?:客户|用户|会员|顾客|联系人|订阅者)|"
@@ -176,8 +177,8 @@ _AGREE = re.compile(r"(?i)好|行|可以|确认|没问题|发吧|发送吧|发�
 _REFUSE = re.compile(r"(?i)不(?!错|客气)|别发|别急|先别|取消|算了|等等|先等|\bno\b|\bnope\b|\bnot\b|n't\b|\bcancel"
                      r"|\bwait\b|\bstop\b|\bhold on\b")
 _CLAUSES = re.compile(r"[，,。；;！!？?]\s*|\.(?=\s|$)\s*|\s[—–-]+\s")
-_ZH_CUE = re.compile(r"(?:跟|和|对)?(?:他|她|对方|他们|大家)?(?:说|讲|告诉|通知|转告|提醒)"
-                     r"(?:他|她|对方|他们|大家|一下)?|内容(?:是|为)|正文(?:是|为)|[：:]")
+_ZH_CUE = re.compile(r"(?:跟|和|对)?(?:他|她|对方|他们|大家)?(?:说|讲|(?:告诉|通知|转告|提醒)"
+                     r"(?:他们|她们|他|她|对方|大家|一下)?)|内容(?:是|为)|正文(?:是|为)|[：:]")
 _EN_CUE = re.compile(r"(?i)\b(?:that|saying|to say|telling (?:him|her|them)(?: that)?"
                      r"|to tell (?:him|her|them)(?: that)?|to let (?:him|her|them) know(?: that)?"
                      r"|letting (?:him|her|them) know(?: that)?|about|with the message)\b|:")
@@ -185,6 +186,7 @@ _SUBJECT_CUE = re.compile(r"(?i)(?:主题|标题|subject|title)\W{0,4}(?:是|为
 _BODY_CUE = re.compile(r"(?i)(?:内容|正文|说|写|body|content|message|text|saying|says?)\W{0,4}(?:是|为|of|is)?\W{0,3}$")
 _NOT_A_NAME = {"email", "e-mail", "mail", "send", "write", "tell", "notify", "please", "to", "hi", "dear", "message",
                "forward", "and", "also", "then", "ask", "remind"}
+_ZH_NAME = re.compile(r"(?:给|致|向)\s*([\u4e00-\u9fff]{1,8})\s*[(（<]\s*$")
 _EN_NAME = re.compile(r"([A-Z][a-z]+(?: [A-Z][a-z]+){0,2})\s*[(<（]\s*$")
 
 
@@ -217,6 +219,29 @@ def _without_show_first(text: str) -> str:
     return ("，" if has_cjk(text) else ", ").join(kept)
 
 
+_EN_YOU = [(r"\b(?:he|she|they)'s\b", "you're"), (r"\b(?:he|she) is\b|\bthey are\b", "you are"),
+           (r"\b(?:he|she) was\b|\bthey were\b", "you were"), (r"\b(?:he|she) has\b|\bthey have\b", "you have"),
+           (r"\b(?:his|their)\b", "your"), (r"\b(?:he|she|they|him|them)\b", "you")]
+
+
+def _to_you(said: str, zh: bool) -> str:
+    """What to tell them, said to them: '他的订单明天发货' -> '您的订单明天发货', 'his refund is done' -> 'your …'.
+
+    >>> _to_you("他的订单明天发货", True), _to_you("他们的订单会晚到", True), _to_you("his refund is done", False)
+    ('您的订单明天发货', '您的订单会晚到', 'your refund is done')
+    """
+    if zh:
+        return re.sub(r"(?<![其])[他她](?:们)?(?!人)", "您", said)
+    for pattern, replacement in _EN_YOU:
+        said = re.sub(pattern, _cased(replacement), said, flags=re.I)
+    return said
+
+
+def _cased(replacement: str) -> Callable[[re.Match], str]:
+    """A re.sub replacement that keeps a capital letter capital ('His' -> 'Your')."""
+    return lambda m: replacement.capitalize() if m.group()[0].isupper() else replacement
+
+
 def _message(text: str, reading: Reading) -> str:
     """What the request asks to tell the recipient: the words after '说' / 'that', tidied ('会议改到周五')."""
     text = _without_show_first(text)
@@ -228,7 +253,7 @@ def _message(text: str, reading: Reading) -> str:
     said = text[m.end():].strip(" ，,：:")
     for person in reading.of_kind("person"):
         said = said.removeprefix(person.text).lstrip(" ，,：:")
-    said = re.sub(r"[。.!！?？\s]+$", "", said)
+    said = _to_you(re.sub(r"[。.!！?？\s]+$", "", said), reading.language == "zh")
     return said if reading.language == "zh" else said[:1].upper() + said[1:]
 
 
@@ -237,6 +262,9 @@ def _name_before(text: str, start: int, reading: Reading) -> str:
     for person in reading.of_kind("person"):
         if 0 <= start - person.end <= 2:
             return str(person.value)
+    zh = _ZH_NAME.search(text[:start])
+    if zh:
+        return zh.group(1)                              # '给仓库(warehouse@…)': whoever it is addressed to
     m = _EN_NAME.search(text[:start])
     words = m.group(1).split() if m else []
     while words and words[0].lower() in _NOT_A_NAME:
@@ -393,8 +421,9 @@ def turn_of(request: dict) -> Turn:
 _DECLINED = re.compile(r"(?i)\bdeclined?\b|(?<!permission )(?<!access )\bdenied\b|\bden(?:y|ies)\b|"
                        r"\b(?:rejected|refused|vetoed) by (?:the |a )?(?:user|person|human|reviewer|approver|admin|"
                        r"manager|owner)|\bnot approved\b|拒绝|驳回|未获批准|未批准|没有批准|不同意|否决")
-_NEEDS_APPROVAL = re.compile(r"(?i)needs? (?:a person's |their |your |the user's |user |human )?approval|"
-                             r"requires? (?:a person's |their |your |the user's )?approval|需要.{0,8}(?:批准|审批)")
+_NEEDS_APPROVAL = re.compile(r"(?i)(?:needs?|requires?) (?:a person's |their |your |the user's |user |human )?"
+                             r"(?:approval|confirmation)|confirm first|需要.{0,8}(?:批准|审批|确认)|先确认")
+_NOT_DONE = re.compile(r"(?i)\bnot sent\b|\bwas not (?:sent|done|run)\b|\bdid not run\b|未发送|没有发送|没发出|未执行")
 _REASON = re.compile(r"(?i)\breason[:：]\s*(.+?)(?:\.\s|\.?$|\. Do not)|(?:理由|原因)(?:是|为)?[:：]?\s*([^。\n]+)")
 _INVALID = re.compile(r"(?i)invalid arguments|validation error|field required|unknown field|expected (?:an? |true)|"
                       r"fix these arguments|参数(?:有误|不正确|错误|无效|不对)")
@@ -449,7 +478,7 @@ def outcome_of(call: Call) -> tuple[str, str]:
         return "declined", _reason(result, text)
     if refused and _NEEDS_APPROVAL.search(text):
         return "unapproved", ""
-    if error is None and (status in _SENT_STATUS or not ERROR_WORDS.search(text)):
+    if error is None and (status in _SENT_STATUS or not (ERROR_WORDS.search(text) or _NOT_DONE.search(text))):
         return "sent", ""
     message = error if error is not None else text
     return ("invalid" if _INVALID.search(message) else "failed"), message
@@ -661,19 +690,23 @@ def _confirm_call(tool: OfferedTool, question: str) -> PlannedCall:
     return PlannedCall.of(tool.name, {p.name: question for p in chosen})
 
 
-def _question(letter: Letter, count: int, subject: str, address: str) -> str:
+def _question(letter: Letter, count: int, subject: str, who: str) -> str:
     """What the confirmation tool is asked."""
     if letter.zh:
         return (f"确定要给 {count} 位客户发送邮件“{subject}”吗？" if letter.everyone
-                else f"确定要给 {address} 发送邮件“{subject}”吗？")
+                else f"确定要给{_spaced(who)}发送邮件“{subject}”吗？")
     return (f"Send the e-mail “{subject}” to {count} customers?" if letter.everyone
-            else f"Send the e-mail “{subject}” to {address}?")
+            else f"Send the e-mail “{subject}” to {who}?")
+
+
+_NO = re.compile(r"(?i)^\W*(?:no|nope|n)\b|\b(?:said|answered|says) no\b|\bdo(?:n't| not) send\b|\bcancel(?:led)?\b"
+                 r"|不行|不要|不同意|不可以|不用|别发|先别|拒绝|取消")
 
 
 def said_no(answer: Any) -> bool:
     """Whether the confirmation tool's answer is a no: 'no', '不行', 'declined', false, {"confirmed": false}.
 
-    >>> said_no("用户拒绝"), said_no({"confirmed": False}), said_no("好的，可以发"), said_no(True)
+    >>> said_no("用户拒绝"), said_no({"confirmed": False}), said_no("好的，可以发"), said_no("wait for their answer")
     (True, True, False, False)
     """
     if isinstance(answer, bool):
@@ -682,7 +715,7 @@ def said_no(answer: Any) -> bool:
                                         if _CONFIRM_PARAM.search(k) or k in ("ok", "yes", "answer", "result")):
         return True
     text = flatten(answer)
-    return bool(_DECLINED.search(text) or _REFUSE.search(text) or text.strip().lower() == "false")
+    return bool(_DECLINED.search(text) or _NO.search(text) or text.strip().lower() == "false")
 
 
 CONFIRMED = ("已向用户确认。", "Confirmed with the user.")
@@ -733,8 +766,9 @@ def letter_calls(scene: Scene, letter: Letter, request_text: str, extra: bool) -
         calls.append(PlannedCall.of(tool.name, mail_arguments(tool, params, address, subject, body)))
     if not calls:
         return Reply()
-    subject = compose(letter, "")[0]
-    return _with_confirmation(s, calls, _question(letter, len(recipients), subject, recipients[0][1]))
+    subject, (name, address) = compose(letter, "")[0], recipients[0]
+    who = (f"{name}（{address}）" if letter.zh else f"{name} <{address}>") if name else address
+    return _with_confirmation(s, calls, _question(letter, len(recipients), subject, who))
 
 
 def follow_ups(scene: Scene, letter: Letter | None, extra: bool) -> list[PlannedCall]:
