@@ -8,7 +8,9 @@ and says which. A report, not a timed test.
 `python benchmarks/bench_practice.py --large [MODEL]` instead sends each of `LARGE` once (huge
 tool lists, 15,000 parameters, enum and nesting bombs, thousands of calls, a huge strict
 `response_format`, a conversation full of keys...) and reports the
-status and the time each took (target: well under a second, or a refusal).
+status and the time each took (target: well under a second, or a refusal). With the default
+window of 16,384 tokens most of them are refused as too long for the context (`context.py`);
+`--large practice@ctx=99999999` lets them through to the planner.
 """
 from __future__ import annotations
 

@@ -82,7 +82,9 @@ def filling_listed() -> int:
 
 def test_the_server_answers_the_15000_parameter_request(api):
     with PracticeServer() as server:
-        raw = api.post(server, many_params(15_000))
+        refused = api.post(server, many_params(15_000))             # about 150,000 tokens of tools
+        raw = api.post(server, {**many_params(15_000), "model": "practice@ctx=1000000"})
+    assert refused.status == 400 and refused.json()["error"]["code"] == "context_length_exceeded"
     assert raw.status == 200 and api.response_problems(raw.json()) == []
     assert "get_weather" in raw.json()["choices"][0]["message"]["content"]
 

@@ -82,7 +82,8 @@ def test_a_logged_request_costs_about_its_own_size_in_memory():
     """The log used to keep the parsed body (and more): about nine times its size for a body of tool schemas."""
     tools = [{"type": "function", "function": {"name": f"t{i}", "description": "d", "parameters": {
         "type": "object", "properties": {f"p{j}": {"type": "string"} for j in range(40)}}}} for i in range(100)]
-    body = json.dumps({"model": "echo", "messages": [{"role": "user", "content": "hi"}], "tools": tools}).encode()
+    body = json.dumps({"model": "echo@ctx=65536",      # 26,506 tokens of tools: over the default window
+                       "messages": [{"role": "user", "content": "hi"}], "tools": tools}).encode()
 
     def answer(request: dict) -> Reply:
         return Reply(content="ok")

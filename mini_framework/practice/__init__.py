@@ -11,6 +11,8 @@ Modules, from the socket inwards:
     server      HTTP on 127.0.0.1 (stdlib `http.server`), routing, the request log (`requestlog`)
     checks      request validation with the real API's status codes and wording (`errors`; another
                 provider's wording with a flag, `practice@deepseek`: `providers`)
+    context     the context window per request (16,384 tokens, or `practice@ctx=4096`) and its 400
+    caching     the prompt cache behind `usage.prompt_tokens_details.cached_tokens`
     personas    model name -> the brain that answers; `pitfalls` holds the misbehaving ones
     planner     the default brain, a pipeline of five stages, one module each:
                 situation -> ranking -> filling -> planning -> answers

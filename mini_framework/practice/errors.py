@@ -281,6 +281,49 @@ def image_not_supported(message: int, part: int) -> ApiError:
 
 
 # ---------------------------------------------------------------------------------------------
+# The context window (status 400; see `context.py` for when).
+
+
+def context_length_exceeded(window: int, messages: int, functions: int, completion: int | None) -> ApiError:
+    """A request whose prompt (plus `max_tokens`, when set) does not fit the model's context window.
+
+    The wording names what was counted: the messages, the tool definitions ("functions") when
+    there are any, and the completion when `max_tokens` or `max_completion_tokens` was set.
+
+    >>> context_length_exceeded(16384, 50020, 0, None).message
+    "This model's maximum context length is 16384 tokens. However, your messages resulted in 50020 tokens. \
+Please reduce the length of the messages."
+    >>> context_length_exceeded(8192, 6683, 730, 800).message[52:]
+    'However, you requested 8213 tokens (6683 in the messages, 730 in the functions, and 800 in the completion). \
+Please reduce the length of the messages, functions, or completion.'
+    """
+    # Verbatim real bodies, all with type invalid_request_error, param 'messages', code context_length_exceeded:
+    # - messages only: https://github.com/ChatGPTNextWeb/NextChat/issues/625 (the whole body),
+    #   https://github.com/AsyncFuncAI/deepwiki-open/issues/144 (128,000 tokens, 2025);
+    # - with tools: https://github.com/dissorial/Chainlit-OpenAI-Functions/issues/1
+    #   ("... resulted in 4238 tokens (4143 in the messages, 95 in the functions). Please reduce the length of
+    #   the messages or functions.");
+    # - with max_tokens: https://github.com/Ice-Hazymoon/openai-scf-proxy/issues/25 (the whole body),
+    #   https://github.com/yakGPT/yakGPT/issues/13;
+    # - with both: https://github.com/FoundationAgents/OpenManus/issues/62 (a comment of 2025-03-14).
+    total = messages + functions + (completion or 0)
+    if completion is None:
+        counted = f"your messages resulted in {total} tokens"
+        if functions:
+            counted += f" ({messages} in the messages, {functions} in the functions)"
+        reduce = "the messages or functions" if functions else "the messages"
+    elif functions:
+        counted = (f"you requested {total} tokens ({messages} in the messages, {functions} in the functions, "
+                   f"and {completion} in the completion)")
+        reduce = "the messages, functions, or completion"
+    else:
+        counted = f"you requested {total} tokens ({messages} in the messages, {completion} in the completion)"
+        reduce = "the messages or completion"
+    return ApiError(400, f"This model's maximum context length is {window} tokens. However, {counted}. "
+                    f"Please reduce the length of {reduce}.", param="messages", code="context_length_exceeded")
+
+
+# ---------------------------------------------------------------------------------------------
 # Routing, auth, limits and failures.
 
 

@@ -1,4 +1,4 @@
-"""Provider wording: `model="practice@deepseek"` is the `practice` persona refusing in DeepSeek's words.
+"""Flags in the model name: `model="practice@deepseek"` is the `practice` persona refusing in DeepSeek's words.
 
 Real providers refuse the same mistake differently, and a learner who has only seen OpenAI's
 wording will not recognise the other one in a traceback. A flag after `@` in the model name
@@ -7,11 +7,16 @@ chooses whose words the practice model uses; everything else about the persona s
     split_model("practice@deepseek")    -> ("practice", "deepseek")
     split_model("practice-vision")      -> ("practice-vision", "openai")      the default wording
 
-The flag is stripped before the persona is looked up, `/v1/models` never lists it, and the
-response's `model` echoes what was sent. An unknown flag (`practice@nobody`) is a 404 like an
-unknown model (`checks.check` does that).
+A second kind of flag picks the context window for one request (`context.py`):
+`practice@ctx=4096` is `practice` with a window of 4,096 tokens, and flags combine in any
+order (`practice@deepseek@ctx=4096`); `parse_model` reads them all.
 
-What differs today is one refusal: content parts a provider's API cannot read. DeepSeek's
+Flags are stripped before the persona is looked up, `/v1/models` never lists them, and the
+response's `model` echoes what was sent. An unknown or repeated flag (`practice@nobody`,
+`practice@ctx=0`, `practice@ctx=1@ctx=2`) is a 404 like an unknown model (`checks.check` does that).
+
+What differs today is two refusals. The context window: DeepSeek words an oversized request
+its own way (`context_length_exceeded`). And content parts a provider's API cannot read. DeepSeek's
 Chat Completions API has no image input; its JSON reader stops at the first content part
 whose `type` is not `text` and answers
 
@@ -25,26 +30,60 @@ messages are refused (the flag changes the wording, not the persona's eyes).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import ApiError
 
 SEPARATOR = "@"
 WORDINGS = ("openai", "deepseek")
-"""The flags the practice model knows; 'openai' is what no flag means."""
+"""The wording flags the practice model knows; 'openai' is what no flag means."""
 DEFAULT = "openai"
+_WINDOW = re.compile(r"ctx=([1-9][0-9]{0,7})")     # a context window of 1 to 99,999,999 tokens
+
+
+@dataclass(frozen=True)
+class Flags:
+    """What a model name asks for: which persona, in whose words, with which context window."""
+
+    persona: str
+    wording: str = DEFAULT
+    window: int | None = None
+    """Tokens, from `@ctx=N`; None: the persona's own window."""
+
+
+def parse_model(model: str) -> Flags | None:
+    """The persona and the flags of a model name; None when a flag is unknown or given twice.
+
+    >>> parse_model("practice@ctx=4096@deepseek")
+    Flags(persona='practice', wording='deepseek', window=4096)
+    >>> parse_model("practice"), parse_model("practice@ctx=0"), parse_model("practice@openai@deepseek")
+    (Flags(persona='practice', wording='openai', window=None), None, None)
+    """
+    persona, *flags = model.split(SEPARATOR)
+    wording: str | None = None
+    window: int | None = None
+    for flag in flags:
+        size = _WINDOW.fullmatch(flag)
+        if flag in WORDINGS and wording is None:
+            wording = flag
+        elif size and window is None:
+            window = int(size[1])
+        else:
+            return None
+    return Flags(persona, wording or DEFAULT, window)
 
 
 def split_model(model: str) -> tuple[str, str | None]:
-    """The persona name and the wording flag of a model name (None for a flag nobody knows).
+    """The persona name and the wording of a model name (None when a flag is not known).
 
     >>> split_model("practice@deepseek"), split_model("practice"), split_model("practice@nobody")
     (('practice', 'deepseek'), ('practice', 'openai'), ('practice', None))
     """
-    name, sep, flag = model.rpartition(SEPARATOR)
-    if not sep:
-        return model, DEFAULT
-    return name, flag if flag in WORDINGS else None
+    flags = parse_model(model)
+    if flags is None:
+        return model.partition(SEPARATOR)[0], None
+    return flags.persona, flags.wording
 
 
 def unreadable_part(messages: list[Any], vision: bool) -> tuple[int, int, str] | None:
@@ -86,6 +125,26 @@ def unknown_variant(raw: bytes, message: int, part: int, kind: str) -> ApiError:
     line, column = end_of(raw, ("messages", message, "content", part, "type")) or (1, 1)
     return ApiError(400, f"Failed to deserialize the JSON body into the target type: messages[{message}]: unknown "
                     f"variant `{kind}`, expected `text` at line {line} column {column}", code="invalid_request_error")
+
+
+def context_length_exceeded(window: int, prompt: int, completion: int) -> ApiError:
+    """DeepSeek's refusal of a request over the context window: the prompt (tools included) and `max_tokens`.
+
+    >>> error = context_length_exceeded(4096, 5000, 0)
+    >>> error.message
+    "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (5000 in the \
+messages, 0 in the completion). Please reduce the length of the messages or completion."
+    >>> error.param, error.code
+    (None, 'invalid_request_error')
+    """
+    # Recorded from api.deepseek.com (status 400, type invalid_request_error, param null, code
+    # invalid_request_error): https://github.com/evalstate/fast-agent/issues/621 (131,072 tokens, 8,192 in the
+    # completion), https://github.com/FoundationAgents/OpenManus/issues/79 (65,536, a request with tools: they
+    # are counted in the messages), https://github.com/bytedance/deer-flow/issues/66 and
+    # https://github.com/BerriAI/litellm/issues/10431 ("0 in the completion" when no max_tokens was sent).
+    return ApiError(400, f"This model's maximum context length is {window} tokens. However, you requested "
+                    f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the completion). "
+                    "Please reduce the length of the messages or completion.", code="invalid_request_error")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,6 +9,11 @@ Routes: `POST /v1/chat/completions` (JSON, or server-sent events when `stream: t
 `GET /v1/models`, `GET /v1/models/{id}`. Everything else gets the real API's 404
 `Invalid URL (METHOD /path)`. Every error is an OpenAI-shaped JSON body (see `errors.py`).
 
+A chat request is checked (`checks.py`), then measured against its context window (`context.py`:
+the real 400 `context_length_exceeded` when prompt plus `max_tokens` does not fit), then looked up
+in the server's prompt cache (`caching.py`: `usage.prompt_tokens_details.cached_tokens` is the
+prefix it shares with requests answered before, so it depends on what this server has seen).
+
 HTTP/1.1 with keep-alive: JSON answers carry `Content-Length`, streams use chunked framing and
 one write per event (TCP_NODELAY, so nothing waits for Nagle). Robustness: request bodies are
 size-limited (413 over `MAX_BODY_BYTES`, 4 MiB: parsing, hashing and estimating the tokens of a
@@ -37,13 +42,13 @@ import socket
 import sys
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import checks, errors, wire
+from . import caching, checks, context, errors, providers, wire
 from .errors import ApiError
 from .personas import Persona, Responder, registry
 from .requestlog import RequestLog, bearer, loggable_body, redact_headers
@@ -98,6 +103,8 @@ class PracticeServer:
         self.timeout = timeout
         self._lock = threading.RLock()
         self._responders: dict[Persona, Responder] = {}
+        self.prompt_cache = caching.PromptCache()
+        """The prefixes this server has seen (`usage.prompt_tokens_details.cached_tokens`; `caching.py`)."""
         self._connections: set[socket.socket] = set()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -202,12 +209,18 @@ class PracticeServer:
             raise errors.incorrect_api_key(given)
 
     def _chat(self, raw: bytes) -> Response:
-        """`POST /v1/chat/completions`: parse, check, ask the persona, put the reply on the wire."""
+        """`POST /v1/chat/completions`: parse, check (the context window too), look up the prompt cache, ask the
+        persona, put the reply on the wire."""
         body = checks.parse(raw)
         persona = checks.check(body, self.personas, raw)
+        flags = providers.parse_model(body["model"]) or providers.Flags(persona.name)
         facts = wire.facts(body)        # ids, usage and limits: fixed before the persona sees (and may change) the body
+        context.check(body, facts, context.window(persona, flags), flags.wording)
+        blocks = caching.prompt_blocks(body).blocks if facts.prompt_tokens >= caching.MINIMUM else []
+        facts = replace(facts, cached_tokens=self.prompt_cache.cached(blocks))
         streamed = body.get("stream") is True
-        reply = self._responder(persona)(body)      # `model` may carry a wording flag: the persona's name does not
+        reply = self._responder(persona)(body)      # `model` may carry flags: the persona's name does not
+        self.prompt_cache.remember(blocks)          # only what was answered (a 429 leaves nothing behind)
         if streamed:
             return Response(200, chunks=wire.stream(facts, reply))
         return Response(200, wire.completion(facts, reply))

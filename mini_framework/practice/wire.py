@@ -8,7 +8,9 @@ always gives byte-identical output (nbval compares notebook outputs):
 - `created` is a constant; `system_fingerprint` is a constant of the real `fp_` shape;
 - usage is an *estimate*: CJK characters (ideographs, kana, hangul, full-width forms: `cjk.WIDE`)
   count one token each, other text one token per four characters, plus a few tokens per
-  message; tool definitions count towards the prompt.
+  message; tool definitions count towards the prompt. Of the prompt, `cached_tokens` is what the
+  prompt cache served: the one number that depends on earlier requests (the server puts it in
+  `Facts`; see `caching.py`).
 
 The stream follows the real API's order, checked against recorded gpt-4o streams: a first
 chunk with `role`, `content` and `refusal: null` (carrying the first tool call's header when the
@@ -122,9 +124,18 @@ def prompt_tokens(request: dict[str, Any]) -> int:
         for call in message.get("tool_calls") or []:
             fn = call.get("function") or {}
             total += 3 + estimate_tokens(str(fn.get("name", ""))) + estimate_tokens(str(fn.get("arguments", "")))
-    if request.get("tools"):
-        total += estimate_tokens(json.dumps(request["tools"], ensure_ascii=False, separators=(",", ":")))
-    return total
+    return total + tool_tokens(request)
+
+
+def tools_text(request: dict[str, Any]) -> str:
+    """The tool definitions as the estimate reads them: compact JSON ('' without tools)."""
+    tools = request.get("tools")
+    return json.dumps(tools, ensure_ascii=False, separators=(",", ":")) if tools else ""
+
+
+def tool_tokens(request: dict[str, Any]) -> int:
+    """Estimated tokens of the tool definitions (part of `prompt_tokens`; the "functions" of a 400)."""
+    return estimate_tokens(tools_text(request))
 
 
 def _call_tokens(call: PlannedCall) -> int:
@@ -172,6 +183,8 @@ class Facts:
     """The estimated prompt size."""
     with_usage: bool
     """Whether a stream ends with a usage chunk (`stream_options.include_usage`)."""
+    cached_tokens: int = 0
+    """Of `prompt_tokens`, those the prompt cache served (`caching.py`; the server sets it)."""
 
 
 def facts(request: dict[str, Any]) -> Facts:
@@ -233,7 +246,7 @@ def usage(request: Facts, shaped: Shaped) -> dict[str, Any]:
     prompt, completion = request.prompt_tokens, shaped.completion_tokens * request.n
     return {
         "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": request.cached_tokens, "audio_tokens": 0},
         "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
                                       "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
     }
