@@ -73,6 +73,7 @@ from .replies import ModelReply, ProviderError, ToolCall, read_reply
 from .sources import MediaPolicy
 from .state import RunResult, RunState, Usage
 from .tools import RUN_ID, Tool, tool_guidance
+from .trimming import trim_history
 from .vision import CONVERSATION, ImageFallback, Vision, conversation_ids
 
 __all__ = ["Agent", "Pending", "RunResult", "RunState", "Usage", "Verdict"]
@@ -125,6 +126,7 @@ class Agent:
         media: MediaPolicy | None = None,
         result_cache: ResultCache | None = None,
         spill_dir: str | os.PathLike[str] | None = None,
+        max_history_tokens: int | None = None,
         **request_options: Any,
     ) -> None:
         check_options(request_options)
@@ -137,6 +139,10 @@ class Agent:
         self.tools: list[Tool] = list(tools_by_name(tools).values())  # two tools with one name: ValueError
         self.result_cache = result_cache if result_cache is not None else ResultCache()  # for @tool(cache=...)
         self.spill_dir = spill_dir  # for @tool(too_long_to_file=...): None, the temporary folder
+        if max_history_tokens is not None and (isinstance(max_history_tokens, bool)
+                                               or not isinstance(max_history_tokens, int) or max_history_tokens < 1):
+            raise ValueError(f"max_history_tokens must be a whole number of tokens, not {max_history_tokens!r}")
+        self.max_history_tokens = max_history_tokens  # each request's history trimmed to this (trimming.py)
         self.media = MediaStore(media)  # the images tools return, by media_id (kept across runs, bounded)
         self.vision = Vision.for_model(model, self.media, image_input=image_input, fallback=image_fallback,
                                        describer=vision)  # how images reach this model
@@ -329,7 +335,11 @@ class Agent:
     async def ask_model(self, state: RunState, emit: EventHandler, with_tools: bool) -> ModelReply:
         """Send the conversation; return the reply, read and repaired, its usage counted."""
         self.vision.prepare(state.messages)  # no image part where the model cannot take it
-        params: dict[str, Any] = {"model": self.model, "messages": state.messages}
+        messages = state.messages  # the run keeps everything; a request may carry less
+        if self.max_history_tokens is not None:  # older turns left out whole, the current one never
+            tools = self.specs if with_tools else None
+            messages = trim_history(messages, self.max_history_tokens, tools=tools).messages
+        params: dict[str, Any] = {"model": self.model, "messages": messages}
         if with_tools:
             params.update(tools=self.specs, **self.request_options)
         else:

@@ -287,3 +287,28 @@ def test_model_summary_with_the_practice_model_runs():
     client, model = connect("practice")
     text = model_summary(client, model)(HISTORY[1:6])
     assert isinstance(text, str) and text  # today the planner says it only answers through tools: not a summary
+
+
+def test_an_agent_with_a_history_budget_sends_whole_units_and_keeps_everything_in_the_result():
+    from mini_framework import Agent
+    from tests.test_agent import ScriptedClient, call, get_weather
+
+    history = [{"role": "system", "content": "你是天气助手。"}]
+    for i in range(30):
+        history += [{"role": "user", "content": f"第{i}个问题：北京天气怎么样？" + "详细一点。" * 20},
+                    {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": f"old_{i}", "type": "function",
+                         "function": {"name": "get_weather", "arguments": '{"city": "北京"}'}}]},
+                    {"role": "tool", "tool_call_id": f"old_{i}", "content": '{"temperature": 22, "condition": "晴"}'},
+                    {"role": "assistant", "content": "北京晴，22°C。"}]
+    history.append({"role": "user", "content": "那上海呢？"})
+    fake = ScriptedClient([call(1, "上海")])
+    result = Agent(fake, "m", [get_weather], max_history_tokens=1500).run(history)
+    assert len(result.messages) == len(history) + 3  # the run keeps the whole conversation
+    for request in fake.requests:
+        sent = request["messages"]
+        assert len(sent) < len(history) and sent[0]["role"] == "system" and sent[-1]["role"] in ("user", "tool")
+        body = {"model": "practice", "messages": sent, "tools": request.get("tools")}
+        checks.check(json.loads(json.dumps(body, ensure_ascii=False)), PERSONAS)  # still a valid request
+    with pytest.raises(ValueError, match="max_history_tokens"):
+        Agent(fake, "m", [get_weather], max_history_tokens=0)
