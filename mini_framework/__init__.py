@@ -24,6 +24,12 @@ Public names, each from a module of its own:
     Verdict, Pending, Decision, AuditLog       decisions before a call runs: the          approvals.py
                                                checkpoint, a person's approval, audit log
     SavedRunError                              a paused run saved to JSON, loaded again   saved.py
+    ResultCache                                tool results reused for the same call      cache.py
+    Price                                      what a run's tokens cost                   cost.py
+    estimate_tokens, count_tokens,             tokens, offline (tiktoken if cached)       tokens.py
+      message_tokens
+    trim_history                               a history fitted to a budget, pairs whole  trimming.py
+    (spill.py: too long tool output to a file; mail.py: a gated send_email — imported by name)
     Event, ModelRequest, ModelResponse,        what happens during a run                  events.py
       ToolStarted, ToolFinished, CapReached,
       RunPaused, FinalAnswer
@@ -40,7 +46,9 @@ import logging
 from .agent import Agent
 from .approvals import AuditLog, Decision, Pending, Verdict
 from .arguments import ArgumentsError, prepare
+from .cache import ResultCache
 from .connection import Connection, Settings, connect, connect_async, load_settings
+from .cost import Price
 from .display import dump, show
 from .events import CapReached, Event, FinalAnswer, ModelRequest, ModelResponse, RunPaused, ToolFinished, ToolStarted
 from .executor import Executor, ToolError, ToolResult
@@ -51,7 +59,9 @@ from .saved import SavedRunError
 from .schema import ToolDefinitionError
 from .sources import MediaError, MediaPolicy, media_dir
 from .state import RunResult, Usage
+from .tokens import count_tokens, estimate_tokens, message_tokens
 from .tools import Tool, tool
+from .trimming import trim_history
 from .types import ImgPath, ImgUrl, Text
 from .vision import Vision, image_input_for
 
@@ -59,7 +69,8 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = ["Agent", "ArgumentsError", "AuditLog", "CapReached", "Connection", "Decision", "Event", "Executor",
            "FinalAnswer", "ImgPath", "ImgUrl", "Media", "MediaError", "MediaPolicy", "MediaStore", "ModelRequest",
-           "ModelResponse", "Pending", "ProviderError", "RunPaused", "RunResult", "SavedRunError", "Settings",
-           "Text", "Tool", "ToolCall", "ToolDefinitionError", "ToolError", "ToolFinished", "ToolResult",
-           "ToolStarted", "Usage", "Verdict", "Vision", "connect", "connect_async", "dump", "find_media",
-           "image_input_for", "load_settings", "media_dir", "prepare", "read_reply", "redact", "show", "tool"]
+           "ModelResponse", "Pending", "Price", "ProviderError", "ResultCache", "RunPaused", "RunResult",
+           "SavedRunError", "Settings", "Text", "Tool", "ToolCall", "ToolDefinitionError", "ToolError",
+           "ToolFinished", "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect", "connect_async",
+           "count_tokens", "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
+           "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
