@@ -85,7 +85,8 @@ GATE_CASES: list[tuple[str, ToolCall, bool, str]] = [
             "args.amount of the validated arguments: prepare(tool, call.arguments))"),
     ("\"一千二百\" (1,200) to the user's own account",
      ToolCall("call_7", "transfer_money", '{"to_account": "6222020012345678", "amount": "一千二百"}'), True,
-     "validation reads \"一千二百\" as 1200.0, and that is what would run: over 1,000, it waits"),
+     "the executor reads \"一千二百\" as 1200.0 (lesson 04's coercion) and runs that: over 1,000, it waits. Read "
+     "the arguments as the executor does: prepare(tool, call.arguments)"),
     ("5,000 yuan in JSON with a trailing comma", ToolCall("call_8", "transfer_money",
                                                          '{"to_account": "9558801234567890", "amount": 5000,}'), True,
      "json.loads refuses this text, but the executor repairs it and the transfer runs: a gate that reads the "
