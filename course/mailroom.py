@@ -18,7 +18,9 @@ notebooks running the lesson at once never share an outbox. `fresh_workspace()` 
 Run All starts with an empty outbox) and removes the folders that earlier kernels left over a day ago.
 
 Concessions: one order's note holds an injected instruction on purpose (the lesson shows what it
-does); the data lives in memory and is read-only.
+does); the data lives in memory and is read-only. If another user owns the shared folder in the
+temporary directory, each process gets a private folder instead, and a restarted kernel does not
+find the one before it.
 """
 from __future__ import annotations
 
