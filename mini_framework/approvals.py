@@ -252,6 +252,7 @@ def scripted(*answers: bool | str | dict[str, Any]) -> Approver:
         item.deny(str(answer) if answer is not False else "", by="approver:scripted")
         return False
 
+    approve.__name__ = "scripted"  # what the audit log names as the decider: "approver:scripted"
     return approve
 
 
