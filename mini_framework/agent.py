@@ -23,7 +23,9 @@ Tools made with `requires_approval` never run without a person's decision for th
 `pending` lists the calls waiting; decide each (`item.approve()`, `.deny(reason)`, `.edit(args)`),
 then `agent.resume(result)`. An `approver` decides inline instead; `audit_log` records each step;
 `result.save(path)` and `agent.load(path)` carry a paused run across a restart (saved.py). Events go to
-`on_event` callbacks as they happen, or come out of `agent.events(...)`. `run()` works from plain
+`on_event` callbacks as they happen, or come out of `agent.events(...)`; with `stream=True` the
+requests stream and the text arrives piece by piece as TextDelta events, while the run's messages are
+the same as without streaming (streaming.py assembles each reply). `run()` works from plain
 scripts and inside Jupyter's running event loop; `arun()` is the async version. The client may be
 `OpenAI` (called in a worker thread) or `AsyncOpenAI`.
 
@@ -39,6 +41,7 @@ blocks the whole run, timeouts included: write blocking tools as plain `def`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import inspect
 import json
@@ -54,9 +57,19 @@ from . import saved
 from .approvals import Approver, AuditLog, Checkpoint, Decision, Pending, Verdict, arguments_hash, ask, binding
 from .arguments import ArgumentsError, prepare
 from .cache import ResultCache
-from .concurrency import either_way, run_sync
+from .concurrency import either_way, in_thread, run_sync
 from .display import as_dict
-from .events import CapReached, Event, FinalAnswer, ModelRequest, ModelResponse, RunPaused, ToolFinished, ToolStarted
+from .events import (
+    CapReached,
+    Event,
+    FinalAnswer,
+    ModelRequest,
+    ModelResponse,
+    RunPaused,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+)
 from .executor import (
     ErrorFormatter,
     Executor,
@@ -72,6 +85,7 @@ from .media import MediaStore
 from .replies import ModelReply, ProviderError, ToolCall, read_reply
 from .sources import MediaPolicy
 from .state import RunResult, RunState, Usage
+from .streaming import Assembler
 from .tools import RUN_ID, Tool, tool_guidance
 from .trimming import trim_history
 from .vision import CONVERSATION, ImageFallback, Vision, conversation_ids
@@ -84,10 +98,11 @@ REQUEST_OPTIONS = frozenset({
     "audio", "frequency_penalty", "logit_bias", "logprobs", "max_completion_tokens", "max_tokens", "metadata",
     "modalities", "moderation", "parallel_tool_calls", "prediction", "presence_penalty", "prompt_cache_key",
     "prompt_cache_options", "prompt_cache_retention", "reasoning_effort", "response_format", "safety_identifier",
-    "seed", "service_tier", "stop", "store", "temperature", "tool_choice", "top_logprobs", "top_p", "user",
-    "verbosity", "web_search_options"})
+    "seed", "service_tier", "stop", "store", "stream_options", "temperature", "tool_choice", "top_logprobs",
+    "top_p", "user", "verbosity", "web_search_options"})
 SDK_OPTIONS = frozenset({"extra_body", "extra_headers", "extra_query", "timeout"})
 TOOLS_ONLY = ("tool_choice", "parallel_tool_calls")  # the API refuses these in a request without tools
+STREAM_ONLY = ("stream_options",)  # and this one in a request that does not stream
 
 CAPPED_WITHOUT_ANSWER = "(The run stopped at its iteration limit before the model gave an answer.)"
 
@@ -127,6 +142,7 @@ class Agent:
         result_cache: ResultCache | None = None,
         spill_dir: str | os.PathLike[str] | None = None,
         max_history_tokens: int | None = None,
+        stream: bool = False,
         **request_options: Any,
     ) -> None:
         check_options(request_options)
@@ -143,6 +159,9 @@ class Agent:
                                                or not isinstance(max_history_tokens, int) or max_history_tokens < 1):
             raise ValueError(f"max_history_tokens must be a whole number of tokens, not {max_history_tokens!r}")
         self.max_history_tokens = max_history_tokens  # each request's history trimmed to this (trimming.py)
+        if not isinstance(stream, bool):
+            raise TypeError(f"stream must be True or False, not {stream!r:.40}")
+        self.stream = stream  # requests with stream=True: text arrives as TextDelta events (streaming.py)
         self.media = MediaStore(media)  # the images tools return, by media_id (kept across runs, bounded)
         self.vision = Vision.for_model(model, self.media, image_input=image_input, fallback=image_fallback,
                                        describer=vision)  # how images reach this model
@@ -340,14 +359,20 @@ class Agent:
             tools = self.specs if with_tools else None
             messages = trim_history(messages, self.max_history_tokens, tools=tools).messages
         params: dict[str, Any] = {"model": self.model, "messages": messages}
+        options = {k: v for k, v in self.request_options.items() if k not in STREAM_ONLY}
         if with_tools:
-            params.update(tools=self.specs, **self.request_options)
+            params.update(tools=self.specs, **options)
         else:
-            params.update({k: v for k, v in self.request_options.items() if k not in TOOLS_ONLY})
+            params.update({k: v for k, v in options.items() if k not in TOOLS_ONLY})
         emit(ModelRequest(state.iteration, len(state.messages), len(self.specs) if with_tools else 0))
+        if self.stream:
+            params.update(stream=True, stream_options=self.request_options.get("stream_options",
+                                                                              {"include_usage": True}))
         started = time.perf_counter()
         try:
             response = await either_way(self.client.chat.completions.create, **params)
+            if self.stream:
+                response = await self._assemble(response, state.iteration, emit)
         except RecursionError:
             raise ProviderError("the reply is nested too deeply to read", "(not shown)") from None
         taken = {_call_id(c) for m in state.messages for c in (m.get("tool_calls") or ())}
@@ -356,6 +381,16 @@ class Agent:
         emit(ModelResponse(state.iteration, reply.message, reply.prompt_tokens, reply.completion_tokens,
                            time.perf_counter() - started, tuple(reply.repairs)))
         return reply
+
+    async def _assemble(self, stream: Any, iteration: int, emit: EventHandler) -> dict[str, Any]:
+        """Read a streamed reply chunk by chunk, saying each piece of text as it comes (TextDelta); return
+        the `chat.completion` the same request would have returned without streaming (streaming.py)."""
+        assembler = Assembler()
+        async for chunk in _chunks(stream):
+            text = assembler.feed(chunk)
+            if text:
+                emit(TextDelta(iteration, text))
+        return assembler.finish()
 
     async def answer_calls(self, state: RunState, executor: Executor, emit: EventHandler) -> None:
         """Decide the waiting calls, then answer each: run, answered, declined, or refused as a repeat.
@@ -568,6 +603,46 @@ UNAPPROVED = ("This call did not run: it needs a person's approval for exactly t
 EDITED = "A person changed the arguments before this call ran; it ran with {}.\n"
 
 
+async def _chunks(stream: Any) -> AsyncIterator[Any]:
+    """The chunks of an SDK stream, from async code: an AsyncStream as it is; a (blocking) Stream read in
+    one worker thread that hands each chunk over, so the event loop never waits on the network."""
+    if hasattr(stream, "__aiter__"):
+        async for chunk in stream:
+            yield chunk
+        return
+    loop = asyncio.get_running_loop()
+    inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    stop = threading.Event()
+
+    def pump() -> None:
+        try:
+            for chunk in stream:
+                loop.call_soon_threadsafe(inbox.put_nowait, ("chunk", chunk))
+                if stop.is_set():
+                    break
+        except BaseException as exc:  # raised again in the loop's thread, below
+            loop.call_soon_threadsafe(inbox.put_nowait, ("error", exc))
+        else:
+            loop.call_soon_threadsafe(inbox.put_nowait, ("end", None))
+
+    reader = asyncio.ensure_future(in_thread(pump))
+    try:
+        while True:
+            kind, item = await inbox.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise item
+            yield item
+    finally:
+        stop.set()
+        close = getattr(stream, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):
+                close()  # the HTTP response: a stream given up on is not read to its end
+        reader.cancel()
+
+
 def _declined(call: ToolCall, text: str) -> ToolResult:
     """The answer to a call that was not allowed to run."""
     return ToolResult(call, envelope("error", error=text), ok=False, failure="denied")
@@ -621,9 +696,6 @@ def check_options(options: dict[str, Any]) -> None:
     for name in options:
         if name in REQUEST_OPTIONS or name in SDK_OPTIONS:
             continue
-        if name == "stream":
-            raise TypeError("Agent() does not stream yet: `stream` is kept for token streaming (lesson 11); "
-                            "agent.events(question) shows each step as it happens")
         close = difflib.get_close_matches(name, [*settings, *REQUEST_OPTIONS, *SDK_OPTIONS], n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else "."
         raise TypeError(f"Agent() got an unknown option {name!r}{hint}\n"

@@ -18,8 +18,8 @@ from .display import brief
 from .executor import ToolResult
 from .replies import ToolCall
 
-__all__ = ["CapReached", "Event", "FinalAnswer", "ModelRequest", "ModelResponse", "RunPaused", "ToolFinished",
-           "ToolStarted"]
+__all__ = ["CapReached", "Event", "FinalAnswer", "ModelRequest", "ModelResponse", "RunPaused", "TextDelta",
+           "ToolFinished", "ToolStarted"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,16 @@ class ModelResponse(Event):
         what = f"{len(calls)} tool call(s)" if calls else "an answer"
         fixed = f"; repaired: {'; '.join(self.repairs)}" if self.repairs else ""
         return f"[{self.iteration}] ← model: {what} ({self.prompt_tokens} + {self.completion_tokens} tokens){fixed}"
+
+
+@dataclass(frozen=True)
+class TextDelta(Event):
+    """A piece of the model's text as it streams in (`Agent(stream=True)`): print it with `end=""`."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True)

@@ -233,8 +233,8 @@ def test_options_that_look_right_but_are_not_get_a_clear_message():
         """Weather."""
         return city
 
-    with pytest.raises(TypeError, match="events"):
-        Agent(Scripted([]), "m", [get_weather], stream=True)
+    with pytest.raises(TypeError, match="stream must be True or False"):
+        Agent(Scripted([]), "m", [get_weather], stream="on")
     with pytest.raises(TypeError, match=r"tools=\[get_weather\]"):
         Agent(Scripted([]), "m", get_weather)
 
