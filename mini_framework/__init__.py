@@ -32,7 +32,9 @@ Public names, each from a module of its own:
     (spill.py: too long tool output to a file; mail.py: a gated send_email — imported by name)
     Event, ModelRequest, ModelResponse,        what happens during a run                  events.py
       ToolStarted, ToolFinished, CapReached,
-      RunPaused, FinalAnswer
+      RunPaused, FinalAnswer, TextDelta
+    Assembler                                  a streamed reply put back together, with   streaming.py
+                                               each provider's quirks normalised
 
 Dependencies: openai and pydantic; python-dotenv only if you use `.env` files. The `practice/`
 subpackage (the offline practice model) is optional and only imported by `connect()` when no
@@ -50,7 +52,17 @@ from .cache import ResultCache
 from .connection import Connection, Settings, connect, connect_async, load_settings
 from .cost import Price
 from .display import dump, show
-from .events import CapReached, Event, FinalAnswer, ModelRequest, ModelResponse, RunPaused, ToolFinished, ToolStarted
+from .events import (
+    CapReached,
+    Event,
+    FinalAnswer,
+    ModelRequest,
+    ModelResponse,
+    RunPaused,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+)
 from .executor import Executor, ToolError, ToolResult
 from .media import Media, MediaStore, find_media
 from .redaction import redact
@@ -59,6 +71,7 @@ from .saved import SavedRunError
 from .schema import ToolDefinitionError
 from .sources import MediaError, MediaPolicy, media_dir
 from .state import RunResult, Usage
+from .streaming import Assembler
 from .tokens import count_tokens, estimate_tokens, message_tokens
 from .tools import Tool, tool
 from .trimming import trim_history
@@ -67,10 +80,11 @@ from .vision import Vision, image_input_for
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
-__all__ = ["Agent", "ArgumentsError", "AuditLog", "CapReached", "Connection", "Decision", "Event", "Executor",
-           "FinalAnswer", "ImgPath", "ImgUrl", "Media", "MediaError", "MediaPolicy", "MediaStore", "ModelRequest",
-           "ModelResponse", "Pending", "Price", "ProviderError", "ResultCache", "RunPaused", "RunResult",
-           "SavedRunError", "Settings", "Text", "Tool", "ToolCall", "ToolDefinitionError", "ToolError",
-           "ToolFinished", "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect", "connect_async",
-           "count_tokens", "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
-           "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
+__all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Connection", "Decision", "Event",
+           "Executor", "FinalAnswer", "ImgPath", "ImgUrl", "Media", "MediaError", "MediaPolicy", "MediaStore",
+           "ModelRequest", "ModelResponse", "Pending", "Price", "ProviderError", "ResultCache", "RunPaused",
+           "RunResult", "SavedRunError", "Settings", "Text", "TextDelta", "Tool", "ToolCall", "ToolDefinitionError",
+           "ToolError", "ToolFinished", "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect",
+           "connect_async", "count_tokens", "dump", "estimate_tokens", "find_media", "image_input_for",
+           "load_settings", "media_dir", "message_tokens", "prepare", "read_reply", "redact", "show", "tool",
+           "trim_history"]
