@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -139,17 +138,20 @@ def test_every_persona_has_the_default_window_and_models_do_not_report_it(server
 
 
 def test_a_persona_may_carry_its_own_window(api):
-    @dataclass(frozen=True)
-    class Small(Persona):
-        context_window: int = 100
-
-    small = Small("small", "a small window", lambda: (lambda request: Reply(content="ok")))
+    small = Persona("small", "a small window", lambda: (lambda request: Reply(content="ok")), context_window=100)
+    assert small.context_window == 100 and Persona.of("x", lambda request: Reply()).context_window == 16_384
     assert context.window(small, providers.Flags("small")) == 100
     assert context.window(small, providers.Flags("small", window=500)) == 500
     with PracticeServer(personas=[small]) as server:
         assert api.post(server, chat(user("x" * 300), model="small")).status == 200     # 82 tokens
         raw = api.post(server, chat(user("x" * 400), model="small"))                     # 107 tokens
     assert "maximum context length is 100 tokens" in raw.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "4096", True, None])
+def test_a_window_that_is_not_a_positive_whole_number_is_refused_when_the_persona_is_made(bad):
+    with pytest.raises(ValueError, match=r"persona 'odd': context_window must be a whole number of tokens"):
+        Persona.of("odd", lambda request: Reply(), context_window=bad)
 
 
 # -- prompt caching -------------------------------------------------------------------------------

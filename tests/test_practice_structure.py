@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from mini_framework.practice import cjk, language, personas, pitfalls, planner, wire
+from mini_framework.practice import cjk, context, language, personas, pitfalls, planner, wire
 from mini_framework.practice.reply import Reply
 from mini_framework.practice.situation import OfferedTool
 
@@ -14,14 +14,14 @@ HI = {"model": "practice", "messages": [{"role": "user", "content": "北京天�
 
 
 def test_the_misbehaving_personas_come_from_an_explicit_table():
-    assert set(pitfalls.BUILDERS) == {"sloppy", "hallucinate", "loop", "flaky"}
+    assert set(pitfalls.BUILDERS) == {"sloppy", "hallucinate", "loop", "flaky", "eager"}
     assert {name for name in personas.DEFAULT_PERSONAS if name not in ("practice", "practice-vision")} == {
         f"practice-{suffix}" for suffix in pitfalls.BUILDERS}
     assert personas.DEFAULT_PERSONAS["practice-vision"].build is personas.DEFAULT_PERSONAS["practice"].build
     for suffix, build in pitfalls.BUILDERS.items():
         assert callable(build()), suffix
-    source = open(personas.__file__, encoding="utf-8").read()
-    assert "getattr(" not in source
+    for module in (personas, context):                  # a persona's attributes are fields, never looked up by name
+        assert "getattr(" not in open(module.__file__, encoding="utf-8").read(), module.__name__
 
 
 def test_a_name_that_is_not_in_the_table_is_not_looked_up_as_an_attribute():

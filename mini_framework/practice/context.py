@@ -11,8 +11,8 @@ runs: OpenAI answers 400 `context_length_exceeded` ("This model's maximum contex
     window(persona, parse_model("practice"))             -> 16384
     window(persona, parse_model("practice@ctx=4096"))    -> 4096     one request, another window
 
-Every persona has `DEFAULT_WINDOW`, 16,384 tokens, unless it carries a `context_window`
-attribute of its own. The number is chosen to make a lesson's point visible: the course's own
+Every persona has a `context_window` (`personas.Persona`), by default `DEFAULT_WINDOW`, 16,384
+tokens. The number is chosen to make a lesson's point visible: the course's own
 conversations stay far below it (the largest request of lessons 00-09 is under 1,000 tokens),
 while one tool result of 200,000 characters (about 50,000 tokens) overflows it. A real model's
 window is larger (128,000 tokens for gpt-4o), and the same overflow happens there a few logs later.
@@ -28,25 +28,21 @@ from __future__ import annotations
 from typing import Any
 
 from . import errors, providers, wire
-from .personas import Persona
+from .personas import DEFAULT_WINDOW, Persona
 from .providers import Flags
 
-DEFAULT_WINDOW = 16_384
-"""Tokens, for every persona without a `context_window` of its own."""
+__all__ = ["DEFAULT_WINDOW", "check", "window"]
 
 
 def window(persona: Persona, flags: Flags) -> int:
-    """The window of one request: the `@ctx=N` flag, else the persona's `context_window`, else the default.
+    """The window of one request: the `@ctx=N` flag, else the persona's `context_window`.
 
     >>> from mini_framework.practice.personas import DEFAULT_PERSONAS
     >>> practice = DEFAULT_PERSONAS["practice"]
     >>> window(practice, Flags("practice")), window(practice, Flags("practice", window=4096))
     (16384, 4096)
     """
-    if flags.window is not None:
-        return flags.window
-    own = getattr(persona, "context_window", None)
-    return own if isinstance(own, int) and not isinstance(own, bool) and own > 0 else DEFAULT_WINDOW
+    return flags.window if flags.window is not None else persona.context_window
 
 
 def check(request: dict[str, Any], facts: wire.Facts, size: int, wording: str = providers.DEFAULT) -> None:

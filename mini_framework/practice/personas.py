@@ -28,6 +28,8 @@ from .reply import Reply
 from .wire import canonical_json
 
 Responder = Callable[[dict[str, Any]], Reply]
+DEFAULT_WINDOW = 16_384
+"""Tokens: every built-in persona's context window (`context.py` says why this number)."""
 
 
 @dataclass(frozen=True)
@@ -42,15 +44,26 @@ class Persona:
     """Called once per server on first use; returns the responder (which may close over state)."""
     vision: bool = False
     """Whether `image_url` content parts are accepted (else the real "Invalid content type" 400)."""
+    context_window: int = DEFAULT_WINDOW
+    """Tokens one request may use, prompt plus reserved completion (`context.py`; `@ctx=N` overrides it)."""
+
+    def __post_init__(self) -> None:
+        window = self.context_window
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"persona {self.name!r}: context_window must be a whole number of tokens, 1 or more, "
+                             f"not {window!r}")
 
     @classmethod
-    def of(cls, name: str, respond: Responder, description: str = "", vision: bool = False) -> Persona:
+    def of(cls, name: str, respond: Responder, description: str = "", vision: bool = False,
+           context_window: int = DEFAULT_WINDOW) -> Persona:
         """A stateless persona from a plain function (handy in tests).
 
         >>> Persona.of("echo", lambda req: Reply(content="hi")).build()({}).content
         'hi'
+        >>> Persona.of("tiny", lambda req: Reply(content="hi"), context_window=4096).context_window
+        4096
         """
-        return cls(name, description or name, lambda: respond, vision)
+        return cls(name, description or name, lambda: respond, vision, context_window)
 
 
 class Attempts:
