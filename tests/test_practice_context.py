@@ -282,6 +282,31 @@ def test_a_cached_answer_still_validates(fresh, api):
     assert usage["prompt_tokens_details"]["cached_tokens"] <= usage["prompt_tokens"]
 
 
+def test_deepseek_reports_its_cache_in_its_own_two_fields(fresh, api):
+    body = chat(system(), user(QUESTION), model="scripted@deepseek")
+    answers = [api.post(fresh, body).json() for _ in range(2)]
+    assert [api.response_problems(a) for a in answers] == [[], []]      # extra usage fields are allowed
+    first, second = answers[0]["usage"], answers[1]["usage"]
+    prompt = wire.prompt_tokens(body)
+    assert first == {"prompt_tokens": prompt, "completion_tokens": first["completion_tokens"],
+                     "total_tokens": prompt + first["completion_tokens"],
+                     "prompt_cache_hit_tokens": 0, "prompt_cache_miss_tokens": prompt}
+    assert second["prompt_cache_hit_tokens"] == rounded(prompt) > 0
+    assert second["prompt_cache_hit_tokens"] + second["prompt_cache_miss_tokens"] == second["prompt_tokens"]
+    streamed = api.post(fresh, {**body, "stream": True, "stream_options": {"include_usage": True}})
+    assert api.sse_chunks(streamed.body.decode())[-1]["usage"] == second
+    assert cached(api.post(fresh, chat(system(), user(QUESTION)))) == 0     # another model name, another cache
+
+
+def test_the_framework_reads_either_shape_of_cached_tokens(fresh, client):
+    from mini_framework.replies import read_reply
+
+    for model in ("scripted", "scripted@deepseek"):
+        body = {"model": model, "messages": [system(), user(QUESTION)]}
+        replies = [read_reply(client.chat.completions.create(**body)) for _ in range(2)]
+        assert [r.cached_tokens for r in replies] == [0, rounded(replies[1].prompt_tokens)], model
+
+
 # -- the layout, unit by unit ---------------------------------------------------------------------
 
 

@@ -15,16 +15,19 @@ Flags are stripped before the persona is looked up, `/v1/models` never lists the
 response's `model` echoes what was sent. An unknown or repeated flag (`practice@nobody`,
 `practice@ctx=0`, `practice@ctx=1@ctx=2`) is a 404 like an unknown model (`checks.check` does that).
 
-What differs today is two refusals. The context window: DeepSeek words an oversized request
-its own way (`context_length_exceeded`). And content parts a provider's API cannot read. DeepSeek's
-Chat Completions API has no image input; its JSON reader stops at the first content part
-whose `type` is not `text` and answers
+What differs today is the usage and two refusals. The usage: DeepSeek reports its context cache
+as `prompt_cache_hit_tokens` and `prompt_cache_miss_tokens`, not as OpenAI's
+`prompt_tokens_details.cached_tokens` (`wire.usage`). The context window: DeepSeek words an
+oversized request its own way (`context_length_exceeded`). And content parts a provider's API
+cannot read: DeepSeek's Chat Completions API has no image input; its JSON reader stops at the
+first content part whose `type` is not `text` and answers
 
     Failed to deserialize the JSON body into the target type: messages[N]: unknown variant
     `image_url`, expected `text` at line 1 column C
 
-(`unknown_variant`). Concessions: which part DeepSeek's reader meets first is taken to be the
-first one in document order; for a vision persona with the flag only images outside user
+(`unknown_variant`). Concessions: the cache's numbers follow the practice server's one rule
+(`caching.py`: OpenAI's), whatever the flag; which part DeepSeek's reader meets first is taken to
+be the first one in document order; for a vision persona with the flag only images outside user
 messages are refused (the flag changes the wording, not the persona's eyes).
 """
 from __future__ import annotations

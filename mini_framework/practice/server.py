@@ -217,7 +217,7 @@ class PracticeServer:
         facts = wire.facts(body)        # ids, usage and limits: fixed before the persona sees (and may change) the body
         context.check(body, facts, context.window(persona, flags), flags.wording)
         blocks = caching.prompt_blocks(body).blocks if facts.prompt_tokens >= caching.MINIMUM else []
-        facts = replace(facts, cached_tokens=self.prompt_cache.cached(blocks))
+        facts = replace(facts, cached_tokens=self.prompt_cache.cached(blocks), wording=flags.wording)
         streamed = body.get("stream") is True
         reply = self._responder(persona)(body)      # `model` may carry flags: the persona's name does not
         self.prompt_cache.remember(blocks)          # only what was answered (a 429 leaves nothing behind)

@@ -10,7 +10,7 @@ always gives byte-identical output (nbval compares notebook outputs):
   count one token each, other text one token per four characters, plus a few tokens per
   message; tool definitions count towards the prompt. Of the prompt, `cached_tokens` is what the
   prompt cache served: the one number that depends on earlier requests (the server puts it in
-  `Facts`; see `caching.py`).
+  `Facts`; see `caching.py`). With the `@deepseek` flag the usage takes DeepSeek's shape (`usage`).
 
 The stream follows the real API's order, checked against recorded gpt-4o streams: a first
 chunk with `role`, `content` and `refusal: null` (carrying the first tool call's header when the
@@ -185,6 +185,9 @@ class Facts:
     """Whether a stream ends with a usage chunk (`stream_options.include_usage`)."""
     cached_tokens: int = 0
     """Of `prompt_tokens`, those the prompt cache served (`caching.py`; the server sets it)."""
+    wording: str = "openai"
+    """Whose API the answer imitates where providers differ (`providers.WORDINGS`; the server sets it from the
+    model name's flag): with 'deepseek' the usage carries DeepSeek's cache fields (`usage`)."""
 
 
 def facts(request: dict[str, Any]) -> Facts:
@@ -242,8 +245,29 @@ def shape(request: Facts, reply: Reply) -> Shaped:
 
 
 def usage(request: Facts, shaped: Shaped) -> dict[str, Any]:
-    """The `usage` object; completion tokens are billed for every one of the `n` choices."""
+    """The `usage` object; completion tokens are billed for every one of the `n` choices.
+
+    DeepSeek (`wording` 'deepseek') reports its context cache in two fields of its own instead of
+    OpenAI's `prompt_tokens_details.cached_tokens`: `prompt_cache_hit_tokens`, the prompt's tokens
+    served from the cache, and `prompt_cache_miss_tokens`, the rest; both count tokens and add up
+    to `prompt_tokens` (https://api-docs.deepseek.com/guides/kv_cache,
+    https://api-docs.deepseek.com/api/create-chat-completion). The body recorded in
+    https://github.com/BerriAI/litellm/issues/5017 has these five fields and no others, and code
+    that reads only OpenAI's field finds no cache at all on DeepSeek
+    (https://github.com/NousResearch/hermes-agent/pull/65678, 2026). Some bodies recorded in 2025
+    also carried `prompt_tokens_details` with the same number; the practice model sends the
+    documented shape, so a reader of both shapes (the framework's `replies.py`) can be shown.
+
+    >>> shaped = Shaped("ok", (), "stop")
+    >>> usage(Facts("", "practice@deepseek", 1, (), None, 2048, False, 1024, "deepseek"), shaped)
+    {'prompt_tokens': 2048, 'completion_tokens': 1, 'total_tokens': 2049, 'prompt_cache_hit_tokens': 1024, \
+'prompt_cache_miss_tokens': 1024}
+    """
     prompt, completion = request.prompt_tokens, shaped.completion_tokens * request.n
+    if request.wording == "deepseek":
+        hit = request.cached_tokens
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                "prompt_cache_hit_tokens": hit, "prompt_cache_miss_tokens": prompt - hit}
     return {
         "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
         "prompt_tokens_details": {"cached_tokens": request.cached_tokens, "audio_tokens": 0},
