@@ -34,6 +34,9 @@ output's text instead: a vision model's description ('auto'), or a note that an 
 which it says it cannot see. A result that is only a file name ('{"path": "chart.png"}') is said as
 one ('图表已保存为 chart.png。'): a name is all the model got, and it invents nothing more.
 
+A result cut for length (a spilled one, or a long log asked about an error) is answered by
+`spilled.long_answer` first: from what a file-reading tool found, or from the part shown.
+
 It never echoes function-call syntax ('add_numbers(a=1, b=2) 的结果是 …') at the user. The
 wording comes from `phrasing`, which is generic over tools: nothing here knows a tool's name.
 
@@ -46,6 +49,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from .filling import fill_arguments, param_kind, param_role
@@ -76,6 +80,7 @@ from .planning import call_key, looks_at_media, next_calls
 from .ranking import relevant_tools
 from .schemas import Param, enum_of
 from .situation import TRUNCATE, Call, OfferedTool, Situation, error_of, scalars
+from .spilled import long_answer
 from .vision import figure_answer, look, quoted_texts, say
 from .wire import canonical_json
 
@@ -607,6 +612,17 @@ def saved_file(result: Any, s: Situation) -> str | None:
     return f"{what[0]}已保存为 {value}。" if s.zh else f"The {what[1]} was saved as {value}."
 
 
+def _with_long_output(s: Situation) -> str | None:
+    """The answer about a spilled (or long, cut) output (`spilled.long_answer`), the turn's other results after it;
+    None when there is none."""
+    found = long_answer(s)
+    if found is None:
+        return None
+    text, used = found
+    others = tuple(c for c in s.calls if not any(c is u for u in used))
+    return f"{text}\n\n{answer_from_results(replace(s, calls=others))}" if others else text
+
+
 def compose_answer(s: Situation) -> str:
     """The text reply: about the images when there are any; from the results (and the labelled tool output) if
     there are any; else a greeting, a question or an honest 'no tool fits'."""
@@ -621,7 +637,7 @@ def compose_answer(s: Situation) -> str:
     if noted:
         return noted
     if s.calls:
-        return answer_from_results(s)
+        return _with_long_output(s) or answer_from_results(s)
     zh, names = s.zh, ("、" if s.zh else ", ").join(t.name for t in s.tools[:LISTED])
     note = ""
     if s.choice.mode == "none" and s.tools:

@@ -66,6 +66,7 @@ search    | search lookup look_up google web | 搜索 搜 查找 检索 网上
 time      | time date clock what_time | 时间 日期 几点 几号 星期几
 translate | translate translation | 翻译 译成 译为
 file      | file document folder directory path | 文件 文档 目录 文件夹 路径
+log       | log logs logfile deploy deployment | 日志 部署 发布记录
 news      | news headline | 新闻 头条 资讯
 location  | city location place | 城市 地点 位置 哪里
 hotel     | hotel room accommodation | 酒店 宾馆 住宿 订房

@@ -26,6 +26,10 @@ Two pitfalls happen here on purpose, because real models fall into them (lessons
   (`language.STOP_REPEATING`, as the framework's repeated-call guard says). A description that
   states the result is authoritative ('查一次即可作答') causes nothing of the kind.
 
+A result the framework spilled to a file (its `<system-reminder>` names the file) is followed up
+before anything else: the offered tool that reads files is called on it (`spilled.reading_calls`),
+once; then the planner answers.
+
 An image a tool produced reaches a text-only model as a media id only ('tool' fallback): when the
 request asks about it and a tool takes a `media_id` (`image_understand`), that tool is called with
 the id and the user's question before anything else (`media_calls`); it is never planned otherwise.
@@ -46,6 +50,7 @@ from .language import DOUBT, FINAL, STOP_REPEATING, describe, salient, small_tal
 from .ranking import rank_tools, relevant_tools
 from .schemas import Param, json_type
 from .situation import Call, OfferedTool, Situation, error_of, once
+from .spilled import reading_calls
 from .wire import canonical_json
 
 # a request about what an image shows (asked after a tool drew or fetched one)
@@ -167,6 +172,9 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
     if s.rounds >= MAX_ROUNDS or small_talk(s.request.text):
         return []                           # '谢谢！' / 'OK' asks for nothing: no tool, none of its words an argument
     done = {call_key(c.name, c.arguments) for c in s.calls}
+    reading = reading_calls(s)                  # a spilled result: read its file first, then answer
+    if reading is not None:
+        return [(n, a) for n, a in reading if call_key(n, a) not in done][:MAX_CALLS]
     looking = media_calls(s, done)
     if looking:
         return looking
