@@ -18,7 +18,8 @@ Modules, from the socket inwards:
                 situation -> ranking -> filling -> planning -> answers
                 (on top of `language` for reading text, `phrasing` for putting results into
                 words, `schemas` for reading JSON Schema, `numbers` for numbers in text,
-                `cjk` for which characters are Chinese)
+                `cjk` for which characters are Chinese); `spilled` for tool results cut for
+                length, `summaries` for 'Summarise this conversation: …'
     vision      what `practice-vision` sees in an image, from its bytes (format, size, colours,
                 PNG text); Pillow is imported lazily, and only the pixels need it
     structured  a final answer shaped by `response_format` (json_object, json_schema)

@@ -17,6 +17,12 @@ It is a pipeline of small pure functions, one module per stage, so the misbehavi
                                                         "no tool fits"
     respond(situation)                  -> Reply        `tool_choice` and `parallel_tool_calls` applied
 
+Two requests take a short way. 'Summarise this conversation: …' (what `trimming.model_summary`
+sends) is answered by `summaries.summarise`, an extractive summary, without calling a tool. A tool
+result cut for length (`spilled.py`: the framework's `too_long_to_file` reminder) makes planning
+read the file it names with a tool that reads files, when one is offered, and the answer come from
+what was read, or say where the whole output is when none is.
+
 Chaining is one rule: a required argument missing from the request is looked up in earlier
 results (key `user_id`, or key `id` in the result of a tool whose name says `user`); when it is
 not there yet, the tools that could *produce* it are planned first. A call (same name, same
@@ -52,6 +58,7 @@ from .planning import call_key, forced_calls, next_calls
 from .ranking import rank_tools, relevant_tools
 from .reply import PlannedCall, Reply
 from .situation import Call, OfferedTool, Situation, analyse, error_of, offered_tool
+from .summaries import summarise
 
 __all__ = ["APOLOGY", "Call", "Filling", "OfferedTool", "Situation", "analyse", "call_key", "call_text",
            "compose_answer", "error_of", "fill_arguments", "forced_calls", "next_calls", "offered_tool", "param_kind",
@@ -64,6 +71,8 @@ APOLOGY = "抱歉，练习模型内部出错了。Sorry, the practice model hit 
 
 def respond(s: Situation) -> Reply:
     """The planner's decision for a Situation: tool calls, or a text answer."""
+    if s.transcript is not None and s.choice.mode in ("auto", "none"):
+        return Reply(content=summarise(s.transcript, s.zh))       # 'Summarise this conversation: …' needs no tool
     if s.choice.mode == "none" or not s.tools:
         return Reply(content=compose_answer(s))
     if s.choice.mode == "named":

@@ -49,10 +49,16 @@ MAX_CALLS_READ = 64     # calls of one turn read (the latest ones): the planner 
 MAX_RESULT_TEXT = 20_000    # characters of a text result searched for a value (`filling.values_from_results`)
 MAX_CONTEXT = 16        # other messages (system, developer, earlier user) searched for secrets, the latest ones
 MAX_IMAGES = 8          # images (and tool-output messages) read per request
+MAX_TRANSCRIPT = 200_000    # characters of a conversation to summarise that are read (`summaries.py`)
 TOOL_OUTPUT_LABEL = "Tool output, not a message from the user"
 """How the framework's labelled tool-output message begins (the core's constant, copied: see the package rule)."""
 MEDIA_ID = re.compile(r"tool:[A-Za-z0-9_-]{1,64}:[0-9a-f]{6,64}")
 """A media id as the framework writes it: `tool:{tool name}:{short hash of the bytes}`."""
+SUMMARY_ASKED = re.compile(
+    r"(?is)^\s*(?:please\s+)?summari[sz]e\s+(?:this|the|the following|our|that)\s+conversation\s*[:：]\s*(.*)$"
+    r"|^\s*(?:请)?(?:帮我)?(?:总结|概括|归纳|摘要)(?:一下)?(?:这段|以下|下面的?|这次的?|上面的?)?对话(?:内容)?\s*[:：]\s*(.*)$")
+"""A request to summarise a conversation, as `trimming.model_summary` words it ('Summarise this conversation:'),
+in English or Chinese; the transcript follows the colon."""
 BROAD_TOPICS = frozenset({"#calculate", "#search", "#detail", "#location", "#send", "#time"})
 """Topics too broad to decide alone (`ranking` weighs them least; they never make a description contradict)."""
 
@@ -156,6 +162,9 @@ class Situation:
     image exists), label removed: tool results for the answer's wording, never a request."""
     media_ids: tuple[str, ...] = ()
     """Media ids ('tool:draw_chart:3f9a1c2b') named by the tool results and tool output since the request."""
+    transcript: str | None = None
+    """The conversation the latest request asks to summarise ('Summarise this conversation: …',
+    `summaries.summary_request`), None when it asks for anything else."""
     memo: dict[tuple[str, int], tuple[Any, Any]] = field(default_factory=dict, init=False, compare=False, repr=False)
     """What later stages computed from this situation (see `once`); a `replace`d copy starts empty."""
 
@@ -207,6 +216,20 @@ def is_tool_output(message: dict) -> bool:
     True
     """
     return message.get("role") == "user" and message_text(message).lstrip().startswith(TOOL_OUTPUT_LABEL)
+
+
+def summary_request(text: str) -> str | None:
+    """The transcript a message asks to summarise ('Summarise this conversation:\\n\\n…'), None for other messages.
+
+    >>> summary_request("Summarise this conversation:\\n\\nuser: hi"), summary_request("总结一下这段对话：user: 你好")
+    ('user: hi', 'user: 你好')
+    >>> summary_request("What's the weather?") is None
+    True
+    """
+    m = SUMMARY_ASKED.match(text[:MAX_TRANSCRIPT] if isinstance(text, str) else "")
+    if m is None:
+        return None
+    return (m.group(1) if m.group(1) is not None else m.group(2) or "").strip()
 
 
 def _latest_request(messages: list[dict]) -> int:
@@ -388,7 +411,7 @@ def analyse(request: dict) -> Situation:
     media_ids = tuple(dict.fromkeys(i for t in said for i in MEDIA_ID.findall(t)))[:MAX_IMAGES]
     return Situation(read(text), tools, calls, rounds, previous, choice,
                      request.get("parallel_tool_calls") is not False, _context(messages, latest),
-                     tuple(images[:MAX_IMAGES]), notes, media_ids)
+                     tuple(images[:MAX_IMAGES]), notes, media_ids, summary_request(text) if not calls else None)
 
 
 def _context(messages: list[dict], latest: int) -> tuple[Entity, ...]:
