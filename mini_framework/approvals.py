@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
 
 from .concurrency import in_thread
-from .display import brief
 from .redaction import redact_secrets
 from .replies import ToolCall
 
@@ -368,12 +367,13 @@ def _iso(seconds: float) -> str:
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    """A value for a one-line summary; a shortened one says how many characters are not shown.
+    r"""A value for a one-line summary: line breaks shown as ⏎, and a shortened one says how much is hidden.
 
-    >>> _short("abcdefghij" * 3, limit=10), _short(3)
-    ("'abcdefghi…' (+21 characters)", '3')
+    >>> _short("abcdefghij" * 3, limit=10), _short(3), _short("第一行\n第二行")
+    ("'abcdefghi…' (+21 characters)", '3', "'第一行⏎第二行'")
     """
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    shown = brief(text, limit)
-    hidden = f" (+{len(text) - len(shown) + 1} characters)" if shown != text else ""
+    flat = text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\r", "⏎")
+    shown = flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    hidden = f" (+{len(flat) - len(shown) + 1} characters)" if shown != flat else ""
     return (repr(shown) if isinstance(value, str) else shown) + hidden

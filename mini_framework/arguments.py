@@ -37,8 +37,8 @@ from .schema import follow_ref, is_nullable, structured_branch
 if TYPE_CHECKING:
     from .tools import Tool
 
-__all__ = ["REPAIRS", "ArgumentsError", "Problem", "coerce", "drop_null_defaults", "explain", "parse_arguments",
-           "prepare", "prepare_with_repairs", "repair_json"]
+__all__ = ["REPAIRS", "ArgumentsError", "NotAllowed", "Problem", "coerce", "drop_null_defaults", "explain",
+           "parse_arguments", "prepare", "prepare_with_repairs", "repair_json"]
 
 MAX_REPAIR = 100_000  # longer broken text is reported, not repaired (each repair is a pass over the text)
 MAX_PROBLEMS = 8  # lines in one message; the rest are counted
@@ -66,6 +66,15 @@ class Problem:
         if self.kind == "rejected":  # a validator's own sentence
             return f"- {self.field}: got {self.received}; {self.expected}"
         return f"- {self.field}: got {self.received}; expected {self.expected}"
+
+
+class NotAllowed(ValueError):
+    """Raise this in a validator for a value refused on principle, not by mistake (a recipient outside an
+    allow-list): the model is told not to try other values to get round it, but to tell the user.
+
+    >>> str(NotAllowed("x@evil.example is not an allowed recipient"))
+    'x@evil.example is not an allowed recipient'
+    """
 
 
 class ArgumentsError(ValueError):
@@ -464,6 +473,8 @@ def _report(error: ValidationError, tool_name: str, arguments: Any,
     if hidden > 0:
         lines.append(f"- ... and {hidden} more")
     tail = f"Fix these arguments and call {tool_name} again."
+    if any(isinstance((e.get("ctx") or {}).get("error"), NotAllowed) for e in error.errors(include_url=False)):
+        tail = f"This is not allowed, so don't call {tool_name} again with other values to get round it: tell the user."
     return "\n".join([f"Invalid arguments for {tool_name}:", *lines, tail]), problems
 
 

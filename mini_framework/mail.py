@@ -62,6 +62,7 @@ from typing import Annotated, Any, Callable, Iterator, Literal, Protocol, Sequen
 
 from pydantic import AfterValidator, Field
 
+from .arguments import NotAllowed
 from .executor import ToolError
 from .redaction import redact
 from .tools import RUN_ID, Tool, tool
@@ -654,7 +655,7 @@ def make_send_email(
     ...
     pydantic_core._pydantic_core.ValidationError: 1 validation error for send_email
     to
-      Value error, li@other.example is not among the recipients this tool may send to (*@example.com). ...
+      Value error, li@other.example is not among the recipients this tool may send to (*@example.com) ...
     """
     for option, value in (("max_per_run", max_per_run), ("max_body_chars", max_body_chars),
                           ("max_subject_chars", max_subject_chars)):
@@ -672,8 +673,7 @@ def make_send_email(
     def recipient(value: str) -> str:
         address = check_address(value)
         if patterns is not None and not _allows(patterns, address):
-            raise ValueError(f"{address} is not among the recipients this tool may send to ({_listed(patterns)}). "
-                             "Do not try another address to get round this: tell the user")
+            raise NotAllowed(f"{address} is not among the recipients this tool may send to ({_listed(patterns)})")
         return address
 
     To = Annotated[str, Field(description="one e-mail address, like li@example.com (no name, no list)"),

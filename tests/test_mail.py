@@ -202,7 +202,8 @@ def test_the_allow_list_takes_patterns_and_exact_addresses_with_any_case_of_doma
     assert [r.ok for r in results] == [True, True, False, False]
     refusal = results[2].content
     assert "li@corp.example is not among the recipients this tool may send to (*@example.com, boss@corp.example)" \
-        in refusal and "Do not try another address" in refusal
+        in refusal and "don't call send_email again with other values to get round it: tell the user" in refusal
+    assert "Fix these arguments" not in refusal  # a refusal on principle is not a mistake to fix
     assert len(outbox.messages()) == 2
 
 
