@@ -120,7 +120,7 @@ def test_checking_and_building_are_bounded_whatever_the_schema():
         request = chat("json", response_format=response_format)
         check_response_format(request)
         assert json.loads(document(request, "ok"))
-    assert time.perf_counter() - start < 2
+    assert time.perf_counter() - start < 30  # a hang detector, not a benchmark: unbounded work would take minutes
 
 
 # -----------------------------------------------------------------------------
