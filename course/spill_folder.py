@@ -1,0 +1,64 @@
+"""Where lesson 10 spills long tool results: a new folder for every Run All, and a way to print its files' names.
+
+    SPILL = fresh_folder()        # spilled/run-k2j4h5g1, next to the notebook, empty
+    print(masked(text))           # spilled/run-########/tool_result_read_deploy_log_########.txt
+
+The framework names a spilled file `tool_result_{tool}_{8 random hex digits}.txt`, so that no one
+can guess the name and nothing is ever overwritten. Those digits, and this run's folder, would make
+the notebook print something different on every run; `masked` shows them as ########, so that the
+committed outputs stay comparable. The folder's path is relative (the notebook's folder) and always
+as long, so token counts that include it don't depend on where the course is installed.
+
+Each call of `fresh_folder()` makes a folder of its own, so two kernels running the lesson at once
+never share one; folders of earlier runs are removed after an hour. `spilled/.gitignore` keeps git
+out of all of them.
+
+Concessions: a run's folder lives next to the notebook (not in the system's temporary folder, whose
+path differs between machines); the hour is a guess at how long a Run All may take.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path("spilled")
+KEEP_SECONDS = 3600  # older run folders are removed by fresh_folder()
+_RANDOM = re.compile(r"(run-)[a-z0-9_]{8}\b|(tool_result_\w+?_)[0-9a-f]{8}(\.txt)")
+
+
+def fresh_folder(root: Path = ROOT) -> Path:
+    """A new, empty folder for this run's spilled results: `root/run-XXXXXXXX` (by default relative to the working
+    directory, as the notebook gives it to the model).
+
+    >>> import tempfile
+    >>> folder = fresh_folder(Path(tempfile.mkdtemp()) / "spilled")
+    >>> folder.parent.name, folder.name.startswith("run-"), len(folder.name), list(folder.iterdir())
+    ('spilled', True, 12, [])
+    """
+    root.mkdir(exist_ok=True)
+    (root / ".gitignore").write_text("# lesson 10's spilled tool results: not part of the course\n*\n")
+    now = time.time()
+    for old in root.glob("run-*"):
+        try:
+            if old.is_dir() and now - old.stat().st_mtime > KEEP_SECONDS:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:  # removed by another kernel meanwhile
+            pass
+    made = Path(tempfile.mkdtemp(prefix="run-", dir=root))  # absolute from Python 3.12 on
+    return root / made.name
+
+
+def masked(text: str) -> str:
+    """`text` with the random part of run folders and spilled files' names shown as ########.
+
+    >>> masked("spilled/run-k2j4h5g1/tool_result_read_deploy_log_1a2b3c4d.txt")
+    'spilled/run-########/tool_result_read_deploy_log_########.txt'
+    """
+    def hide(match: re.Match[str]) -> str:
+        if match.group(1):
+            return match.group(1) + "########"
+        return match.group(2) + "########" + match.group(3)
+    return _RANDOM.sub(hide, text)
