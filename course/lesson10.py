@@ -1,0 +1,444 @@
+"""Checks for lesson 10 (long outputs and cost).
+
+Exercise 1 spills texts into a temporary folder of its own and reads back what was written.
+Exercise 2 trims conversations (one written out, then random ones, the same on every run) to several
+budgets, and puts each result through the practice server's own request checks, in this process: no
+server, no network. Exercise 3 asks for the keys of tools the lesson
+never showed.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from mini_framework import Tool, estimate_tokens, message_tokens, tool
+
+from .checking import CheckResult, Hints, NotSolved, run_check, solved
+
+# ----------------------------------------------------------------------------- exercise 1
+
+
+def _test_run(failures: int = 1) -> str:
+    """A long test run's output (about 60,000 characters) whose failure and summary are in its last lines."""
+    rng = random.Random(7)
+    lines = ["============================= test session starts ==============================",
+             "platform linux -- Python 3.12.3, pytest-8.2.0", "collected 1204 items", ""]
+    for n in range(1, 1204):
+        module = ["orders", "payments", "refunds", "users", "cart"][n % 5]
+        padding = " " * rng.randint(1, 20)
+        lines.append(f"tests/test_{module}.py::test_case_{n:04d} PASSED{padding}[{n * 100 // 1204:3d}%]")
+    lines += ["tests/test_refunds.py::test_partial_refund FAILED                            [100%]", "",
+              "=================================== FAILURES ===================================",
+              "_____________________________ test_partial_refund ______________________________",
+              "    assert refund.amount == 30",
+              "E   AssertionError: assert 0 == 30",
+              "=========================== short test summary info ============================",
+              "FAILED tests/test_refunds.py::test_partial_refund - AssertionError: assert 0 == 30",
+              f"======================== {failures} failed, 1203 passed in 84.20s ========================="]
+    return "\n".join(lines) + "\n"
+
+
+def _chat_export() -> str:
+    """A long customer-service transcript in Chinese (about 20,000 characters); the outcome is its last line."""
+    rng = random.Random(11)
+    turns = ["顾客：我的订单什么时候发货？", "客服：已经在打包了，今天下午发出。", "顾客：能改地址吗？",
+             "客服：还没发货，可以改，请告诉我新地址。", "顾客：好的，谢谢。", "客服：不客气，还有别的问题吗？"]
+    lines = [f"{i:05d} {rng.choice(turns)}" for i in range(1, 1000)]
+    lines.append("结论：顾客 2024 号要求退款 299 元，已转人工处理，工单 OPS-311。")
+    return "\n".join(lines) + "\n"
+
+
+TEST_RUN = _test_run()
+CHAT_EXPORT = _chat_export()
+SHORT = ("The nightly backup finished at 03:12. 1,284 files were copied, 3 were skipped because they were "
+         "open, and nothing failed. ") * 16  # about 1,900 characters, well under 1,000 tokens
+
+
+def _new_files(folder: Path, before: set[Path]) -> list[Path]:
+    return sorted(set(folder.iterdir()) - before)
+
+
+def _names_path(returned: str, path: Path) -> bool:
+    return any(str(p) in returned for p in (path, path.resolve(), path.absolute()))
+
+
+def _spill_one(spill_text: Callable[..., Any], text: str, name: str, folder: Path, max_tokens: int,
+               what: str) -> tuple[str, Path]:
+    """Spill one long text and check what came back and what was written; (returned text, file)."""
+    before = set(folder.iterdir())
+    returned = spill_text(text, name, folder, max_tokens)
+    solved(returned)
+    if not isinstance(returned, str):
+        raise AssertionError(f"return the text the model reads (a str), not {type(returned).__name__}")
+    files = _new_files(folder, before)
+    if not files:
+        raise AssertionError(f"{what} is {estimate_tokens(text):,} tokens, over max_tokens={max_tokens:,}, but no "
+                             "new file appeared in `folder`: write the whole text there before you cut it (in "
+                             "`folder`, not the working directory)")
+    if len(files) > 1:
+        raise AssertionError(f"spilling {what} made {len(files)} files; one file holds the whole text")
+    [path] = files
+    if not re.fullmatch(rf"tool_result_{re.escape(name)}_[0-9a-f]{{8}}\.txt", path.name):
+        raise AssertionError(f"the file is called {path.name!r}; name it tool_result_{name}_ and 8 random hex digits "
+                             f"(secrets.token_hex(4)), then .txt: a name no one can guess, and never the same twice")
+    saved = path.read_text(encoding="utf-8", errors="replace")
+    if saved != text:
+        raise AssertionError(f"the file holds {len(saved):,} characters, and {what} has {len(text):,}"
+                             + (": it should hold all of it, not the cut version the model reads" if len(saved) <
+                                len(text) else ": it should hold exactly the text, nothing added")
+                             + ". The file is where the rest can still be read")
+    start = text[:80]
+    if start not in returned:
+        raise AssertionError(f"the start of {what} ({start[:40]!r}…) is not in what the model reads: keep the head, "
+                             "it says what the output is")
+    end = text.rstrip()[-80:]
+    if end not in returned:
+        raise AssertionError(f"the end of {what} (…{end[-50:]!r}) is not in what the model reads: keep the tail "
+                             "too. That is where errors, summaries and exit codes are, the part a head-only cut "
+                             "loses")
+    opened, closed = returned.rfind("<system-reminder>"), returned.rfind("</system-reminder>")
+    if opened < 0 or closed < opened:
+        raise AssertionError("end what the model reads with <system-reminder> … </system-reminder>: the note that "
+                             "tells it the output was cut and where the rest is")
+    if not _names_path(returned[opened:closed], path):
+        raise AssertionError(f"the reminder should name the file's path ({path}), so the model can read it or tell "
+                             "the user where it is")
+    used = estimate_tokens(returned[:opened])
+    if used > max_tokens * 1.3:
+        raise AssertionError(f"the model reads {used:,} tokens of {what} (before the reminder), with max_tokens="
+                             f"{max_tokens:,}: cut it to about max_tokens (for instance a share of the characters: "
+                             "len(text) * max_tokens // estimate_tokens(text))")
+    return returned, path
+
+
+def spill_text(spill_text: Callable[..., Any]) -> CheckResult:
+    """Exercise 1: long texts cut to head + tail + reminder, all of it in a new file; short ones untouched."""
+    def test() -> str:
+        folder = Path(tempfile.mkdtemp(prefix="lesson10-spill-"))
+        try:
+            for text, name, max_tokens, what in [(TEST_RUN, "run_tests", 1_000, "the test run"),
+                                                 (CHAT_EXPORT, "export_chat", 500, "the Chinese chat export"),
+                                                 (TEST_RUN, "run_tests", 300, "the test run")]:
+                _spill_one(spill_text, text, name, folder, max_tokens, what)
+            again = _test_run(failures=1).replace("84.20s", "85.02s")
+            _, second = _spill_one(spill_text, again, "run_tests", folder, 1_000, "a second test run")
+            for file in folder.iterdir():
+                if file != second and file.read_text(encoding="utf-8", errors="replace") == again:
+                    raise AssertionError("two spills went into one file")
+            kept = [p for p in folder.iterdir() if p.name.startswith("tool_result_run_tests_")]
+            if len(kept) < 3:
+                raise AssertionError("a second spill replaced an earlier file: every spill needs a new name "
+                                     "(random), or an earlier result the model was told about is gone")
+            for text, what in [(SHORT, f"a {len(SHORT):,}-character text of {estimate_tokens(SHORT)} tokens"),
+                               ("ok", "the two-character text 'ok'")]:
+                before = set(folder.iterdir())
+                returned = spill_text(text, "backup", folder, 1_000)
+                if returned != text:
+                    raise AssertionError(f"{what} is within max_tokens=1,000: return it unchanged, not "
+                                         f"{returned!r:.80}" + (" (count tokens with estimate_tokens, not "
+                                                                "characters with len)" if len(text) > 1_000 else ""))
+                if _new_files(folder, before):
+                    raise AssertionError(f"{what} fits, yet a file was written: spill only what is too long")
+            return ("the test run and the Chinese export cut to head + tail + a reminder naming a new file that "
+                    "holds all of it; short texts untouched")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    return run_check(1, test, "A short text needs nothing. For a long one, write the file first, then keep both "
+                              "ends and say where the rest is.", recipe=hint.recipes[1])
+
+
+# ----------------------------------------------------------------------------- exercise 2
+
+WORDS = ["北京", "天气", "订单", "张三", "已发货", "明天", "退款", "上海", "weather", "order", "shipped", "refund",
+         "202405220012", "预计", "送达", "多云", "温度"]
+
+
+def tokens(messages: list[dict[str, Any]]) -> int:
+    """The tokens of a list of messages, by the offline estimate (the same on every machine)."""
+    return int(message_tokens(messages, use_tiktoken=False))
+
+
+def _text(rng: random.Random, most: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, most)))
+
+
+def conversation(rng: random.Random) -> list[dict[str, Any]]:
+    """A random, valid history ending in the question being asked (sometimes with its tool rounds after it)."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "你是网店的客服助手。" + _text(rng, 6)}]
+    if rng.random() < 0.2:
+        messages.append({"role": "system", "content": "Answer briefly. " + _text(rng, 4)})
+    ids = iter(f"call_{i}" for i in range(10_000))
+
+    def rounds(most: int) -> None:
+        for _ in range(rng.randint(0, most)):
+            calls = [{"id": next(ids), "type": "function", "function": {
+                "name": rng.choice(["get_forecast", "get_order"]),
+                "arguments": json.dumps({"q": _text(rng, 3)}, ensure_ascii=False)}} for _ in range(rng.randint(1, 3))]
+            messages.append({"role": "assistant", "content": rng.choice([None, _text(rng, 5)]), "tool_calls": calls})
+            messages.extend({"role": "tool", "tool_call_id": c["id"], "content": _text(rng, 40)} for c in calls)
+
+    for _ in range(rng.randint(1, 6)):
+        messages.append({"role": "user", "content": _text(rng, 15)})
+        rounds(3)
+        messages.append({"role": "assistant", "content": _text(rng, 25)})
+    messages.append({"role": "user", "content": _text(rng, 15)})
+    if rng.random() < 0.3:
+        rounds(2)
+    return messages
+
+
+def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+# the lesson's situation: the last six messages start with a tool message
+WRITTEN = [
+    {"role": "system", "content": "你是网店“小满优选”的客服助手，回答简短。"},
+    {"role": "user", "content": "北京未来三天天气怎么样？"},
+    {"role": "assistant", "content": None, "tool_calls": [_call("call_a", "get_forecast", '{"city":"北京","days":3}')]},
+    {"role": "tool", "tool_call_id": "call_a", "content": "第1天 晴 15~27°C；第2天 多云 16~25°C；第3天 小雨 14~20°C"},
+    {"role": "assistant", "content": "北京：第1天 晴，第2天 多云，第3天 小雨。"},
+    {"role": "user", "content": "帮我看看张三最近买了什么还没发货"},
+    {"role": "assistant", "content": None, "tool_calls": [_call("call_b", "get_user_info", '{"user_name":"张三"}')]},
+    {"role": "tool", "tool_call_id": "call_b", "content": '{"user_id": 1001, "name": "张三", "city": "北京"}'},
+    {"role": "assistant", "content": None,
+     "tool_calls": [_call("call_c", "get_orders", '{"user_id":1001,"status":"pending"}')]},
+    {"role": "tool", "tool_call_id": "call_c",
+     "content": '[{"order_id": "202405240044"}, {"order_id": "202405230031"}]'},
+    {"role": "assistant", "content": None, "tool_calls": [
+        _call("call_d", "get_order_detail", '{"order_id":"202405240044"}'),
+        _call("call_e", "get_order_detail", '{"order_id":"202405230031"}')]},
+    {"role": "tool", "tool_call_id": "call_d",
+     "content": '{"items": [{"product": "绿茶", "quantity": 2}], "total": 196}'},
+    {"role": "tool", "tool_call_id": "call_e",
+     "content": '{"items": [{"product": "蓝牙耳机", "quantity": 1}], "total": 399}'},
+    {"role": "assistant", "content": "还没发货的有两单：绿茶 ×2（196 元）和蓝牙耳机 ×1（399 元）。"},
+    {"role": "user", "content": "广州未来两天呢？"},
+]
+
+
+def units_of(messages: list[dict[str, Any]]) -> tuple[list[list[int]], int]:
+    """The droppable units before the last user message (oldest first), and where that message is."""
+    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    units, i = [], 0
+    while i < last_user:
+        if messages[i]["role"] == "system":
+            i += 1
+            continue
+        unit = [i]
+        if messages[i].get("tool_calls"):
+            while unit[-1] + 1 < last_user and messages[unit[-1] + 1]["role"] == "tool":
+                unit.append(unit[-1] + 1)
+        units.append(unit)
+        i = unit[-1] + 1
+    return units, last_user
+
+
+def _accepted(kept: list[dict[str, Any]]) -> str | None:
+    """None if the practice server's request checks accept these messages, else the API's error message."""
+    from mini_framework.practice import checks
+    from mini_framework.practice.errors import ApiError
+    from mini_framework.practice.personas import registry
+
+    body = json.loads(json.dumps({"model": "practice", "messages": kept}, ensure_ascii=False, default=str))
+    try:
+        checks.check(body, registry(None))
+    except ApiError as error:
+        return error.message
+    return None
+
+
+def _positions(messages: list[dict[str, Any]], kept: list[Any]) -> list[int]:
+    """Where each kept message is in `messages` (matched in order); AssertionError for one that isn't there."""
+    positions, start = [], 0
+    for n, message in enumerate(kept):
+        at = next((i for i in range(start, len(messages)) if messages[i] is message or messages[i] == message), None)
+        if at is None:
+            raise AssertionError(f"the message you returned at position {n} ({message!r:.80}) is not one of the input "
+                                 "messages, in their order: return the messages you keep, unchanged and in order")
+        positions.append(at)
+        start = at + 1
+    return positions
+
+
+def _judge(trim: Callable[..., Any], messages: list[dict[str, Any]], budget: int, what: str) -> None:
+    """Trim `messages` to `budget` with the learner's function and check the result (AssertionError: what's wrong)."""
+    given = copy.deepcopy(messages)  # the learner's function gets a copy: the check's own data stays as it is
+    kept = trim(given, budget, tokens)
+    solved(kept)
+    if given != messages:
+        raise AssertionError("your function changed the list it was given: build a new list, leave the history as "
+                             "it was (the run still needs the whole of it)")
+    if not isinstance(kept, list):
+        raise AssertionError(f"return a list of messages, not {type(kept).__name__}")
+    positions = _positions(given, kept)
+    units, last_user = units_of(messages)
+    roles = [messages[i]["role"] for i in positions]
+    for i, m in enumerate(messages):
+        if m["role"] == "system" and i not in positions:
+            raise AssertionError(f"{what}: the system prompt (messages[{i}]) was dropped. It holds the instructions "
+                                 "and is in every request: keep every system message, whatever the budget")
+    if any(i not in positions for i in range(last_user, len(messages))):
+        raise AssertionError(f"{what}: the question being asked (the last user message, messages[{last_user}]) and "
+                             "everything after it must be kept: without them the model answers nothing, or answers "
+                             "calls it never sees")
+    refused = _accepted(kept)
+    if refused is not None:
+        raise AssertionError(f"{what}: the API refuses what you kept: 400 {refused!r:.200}. Roles kept: {roles}. An "
+                             "assistant message with tool_calls and the tool messages answering it are one unit: keep "
+                             "them together or drop them together")
+    used = tokens(kept)
+    if used > budget:
+        raise AssertionError(f"{what}: you kept {used} tokens, over the budget of {budget}: drop more of the oldest "
+                             "units, and count what you keep with count(kept)")
+    dropped = [n for n, unit in enumerate(units) if unit[0] not in positions]
+    kept_units = [n for n, unit in enumerate(units) if unit[0] in positions]
+    if dropped and kept_units and max(dropped) > min(kept_units):
+        raise AssertionError(f"{what}: you dropped messages[{units[max(dropped)][0]}] but kept the older "
+                             f"messages[{units[min(kept_units)][0]}]: drop from the oldest on, with no gap, or the "
+                             "model reads a conversation with a hole in its middle")
+    if dropped:
+        newest = units[max(dropped)]
+        with_it = [messages[i] for i in sorted(set(positions) | set(newest))]
+        if tokens(with_it) <= budget:
+            raise AssertionError(f"{what}: you dropped more than needed: with messages[{newest[0]}] (the newest unit "
+                                 f"you dropped) kept too, it is {tokens(with_it)} tokens, within the budget of "
+                                 f"{budget}. Stop dropping as soon as it fits")
+
+
+def trim(trim: Callable[..., Any]) -> CheckResult:
+    """Exercise 2: whole units dropped from the oldest, system prompt and last turn kept, within the budget."""
+    def test() -> str:
+        checked = 0
+        full, fixed = tokens(WRITTEN), tokens([WRITTEN[0], WRITTEN[-1]])
+        for budget in (full, full - 1, 300, fixed):
+            _judge(trim, WRITTEN, budget, f"the lesson's chat trimmed to {budget} tokens")
+            checked += 1
+        for seed in range(30):
+            rng = random.Random(seed)
+            messages = conversation(rng)
+            units, last_user = units_of(messages)
+            must = [m for i, m in enumerate(messages) if m["role"] == "system" or i >= last_user]
+            low, high = tokens(must), tokens(messages)
+            for budget in sorted({low, high, high - 1, *(rng.randint(low, high) for _ in range(4))}):
+                _judge(trim, messages, budget, f"random conversation {seed} ({len(messages)} messages) trimmed to "
+                                               f"{budget} tokens")
+                checked += 1
+        return (f"{checked} trims of 31 conversations: the system prompt and the last turn kept, calls and answers "
+                "together, within budget, nothing dropped that fitted; the practice server accepted every one")
+    return run_check(2, test, "Group the history into units first (a call with its answers is one); then drop whole "
+                              "units from the oldest on, until count(kept) fits.", recipe=hint.recipes[2])
+
+
+# ----------------------------------------------------------------------------- exercise 3
+
+
+@tool
+def get_forecast(city: str, days: int = 1) -> str:
+    """A city's weather forecast for the next few days.
+
+    Args:
+        city: the city, e.g. 北京
+        days: how many days, 1 to 7
+    """
+    return f"{city}: sunny for {days} days"
+
+
+@tool
+def get_air_quality(city: str, days: int = 1) -> str:
+    """A city's air quality forecast for the next few days.
+
+    Args:
+        city: the city, e.g. 北京
+        days: how many days, 1 to 7
+    """
+    return f"{city}: AQI 42"
+
+
+@tool(side_effects=True)
+def send_email(to: str, subject: str, body: str) -> str:
+    """Send an e-mail."""
+    return "sent"
+
+
+@tool(requires_approval=True)
+def refund_order(order_id: str, amount: float) -> str:
+    """Refund part of an order (a person approves it first)."""
+    return "refunded"
+
+
+BASE = '{"city":"北京","days":3}'
+SAME = [  # (two spellings of one request, what must not matter)
+    (BASE, '{"days":3,"city":"北京"}', "the order of the keys"),
+    (BASE, '{"city": "北京", "days": 3}', "spaces"),
+    (BASE, '{"city":"北京","days":"3"}', 'a number sent as "3" (validation makes it 3)'),
+    ('{"city":"北京"}', '{"city":"北京","days":1}', "a default left out (days is 1 when it is not given)"),
+]
+OTHER = [  # (a request different from BASE, what differs)
+    ('{"city":"上海","days":3}', "the city"),
+    ('{"city":"北京","days":4}', "the number of days"),
+]
+
+
+def _key(cache_key: Callable[[Tool, str], Any], tool_: Tool, arguments: str) -> Any:
+    key = cache_key(tool_, arguments)
+    if key is not None and not isinstance(key, str):
+        raise AssertionError(f"return the key as a string (or None), not {type(key).__name__} {key!r:.80}")
+    return key
+
+
+def cache_key(cache_key: Callable[[Tool, str], Any]) -> CheckResult:
+    """Exercise 3: one key per request however it is written, the tool's name in it, None for tools that act."""
+    def test() -> str:
+        base = _key(cache_key, get_forecast, BASE)
+        solved(base)
+        for first, arguments, why in SAME:
+            if _key(cache_key, get_forecast, arguments) != _key(cache_key, get_forecast, first):
+                raise AssertionError(f"get_forecast with {first} and with {arguments} got different keys, so the "
+                                     f"second call runs the tool again. {why.capitalize()} must not matter: "
+                                     "validate with prepare(tool, arguments), then write what it returns in one fixed "
+                                     "form (json.dumps(..., sort_keys=True)), never the text as the model wrote it")
+        for arguments, why in OTHER:
+            if _key(cache_key, get_forecast, arguments) == base:
+                raise AssertionError(f"get_forecast with {BASE} and with {arguments} got the same key, but {why} "
+                                     "differs: the second call would get the first one's result")
+        if _key(cache_key, get_air_quality, BASE) == base:
+            raise AssertionError(f"get_forecast and get_air_quality with the same arguments ({BASE}) got the same key: "
+                                 "put the tool's name in the key, or the air quality comes back as a forecast")
+        email = '{"to":"zhang.san@example.com","subject":"发货通知","body":"已发货"}'
+        if _key(cache_key, send_email, email) is not None:
+            raise AssertionError("send_email declares side_effects=True, and it got a key: a repeated 'send it "
+                                 "again' would be answered from the cache and never sent. Return None for it")
+        if _key(cache_key, refund_order, '{"order_id":"202405220012","amount":30}') is not None:
+            raise AssertionError("refund_order needs approval (requires_approval=True), and it got a key: a cached "
+                                 "'refunded' would skip both the person and the refund. Return None for it")
+        return (f"one key however a request is written ({len(SAME)} pairs), different keys for other requests and "
+                "for another tool, none for tools that send or need approval")
+    return run_check(3, test, "Same request, same key: validate first, then write the arguments in one fixed form, "
+                              "next to the tool's name.", recipe=hint.recipes[3])
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: ("total = estimate_tokens(text); if total <= max_tokens: return text. Otherwise path = Path(folder) / "
+        "f'tool_result_{tool_name}_{secrets.token_hex(4)}.txt'; path.write_text(text, encoding='utf-8'). Keep "
+        "keep = len(text) * max_tokens // total characters: head = text[:keep * 3 // 4], tail = text[len(text) - "
+        "keep // 4:]. Return head + a line saying how much is not shown + tail + '\\n<system-reminder>\\nThe output "
+        "was too long ... All of it is in the file {path} ...\\n</system-reminder>'."),
+    2: ("last_user = the index of the last message whose role is 'user'. Walk messages[:last_user]: skip system "
+        "messages; an assistant message with tool_calls starts a unit that takes the tool messages right after it; "
+        "any other message is a unit alone. kept(first) = the system messages + the units from units[first] on + "
+        "messages[last_user:], in their original order. first = 0; while first < len(units) and "
+        "count(kept(first)) > budget: first += 1. Return kept(first)."),
+    3: ("if tool.side_effects or tool.requires_approval is not False: return None. values = prepare(tool, "
+        "arguments).model_dump(mode='json'); return tool.name + ' ' + json.dumps(values, sort_keys=True, "
+        "ensure_ascii=False)."),
+})
+
+__all__ = ["NotSolved", "cache_key", "hint", "spill_text", "trim"]

@@ -1,0 +1,241 @@
+"""Exercise checkers of lesson 10: each solution passes, each stub waits, each realistic wrong answer gets ❌."""
+from __future__ import annotations
+
+import json
+import random
+import secrets
+from pathlib import Path
+
+import pytest
+from checker_cases import boom, checker_tests, stub
+
+from course import lesson10
+from mini_framework import Tool, estimate_tokens, prepare
+
+# -- exercise 1: spill_text ----------------------------------------------------------------------
+
+REMINDER = ("<system-reminder>\nThe output was too long to show in full. All of it is in the file {path}: read the "
+            "parts you need with a file tool, or tell the user where it is.\n</system-reminder>")
+
+
+def spill_text(text, tool_name, folder, max_tokens=1_000, *, head=True, tail=True, file_holds="all", always=False,
+               by_chars=False, reminder=True, names_path=True, cut=True, fixed_name=False):
+    """The solution, and (through the options) the ways it goes wrong."""
+    total = estimate_tokens(text)
+    if not always and (len(text) if by_chars else total) <= max_tokens:
+        return text
+    name = f"tool_result_{tool_name}.txt" if fixed_name else f"tool_result_{tool_name}_{secrets.token_hex(4)}.txt"
+    path = Path(folder) / name
+    keep = len(text) * max_tokens // max(total, 1)
+    first = text[: keep * 3 // 4] if head else ""
+    last = text[len(text) - keep // 4:] if tail else ""
+    if not head:
+        last = text[len(text) - keep:]
+    if not tail:
+        first = text[:keep]
+    shown = f"{first}\n[… not shown …]\n{last}" if cut else text
+    path.write_text(text if file_holds == "all" else shown if file_holds == "cut" else text + "\n[end]",
+                    encoding="utf-8")
+    note = REMINDER.format(path=path if names_path else "a file") if reminder else f"(the rest is in {path})"
+    return f"{shown}\n{note}"
+
+
+def wrong_spill(**options):
+    def spill_text_(text, tool_name, folder, max_tokens=1_000):
+        return spill_text(text, tool_name, folder, max_tokens, **options)
+    return spill_text_
+
+
+def returns_a_dict(text, tool_name, folder, max_tokens=1_000):
+    """The parts, as a dict: the model reads text."""
+    return {"head": text[:100], "tail": text[-100:], "file": str(folder)}
+
+
+# -- exercise 2: trim ------------------------------------------------------------------------------
+
+
+def trim(messages, budget, count, *, units=True, keep_system=True, keep_tail=True, respect_budget=True,
+         gaps=False, strict=False, newest_first=False, copy=False):
+    """The solution, and (through the options) the ways it goes wrong."""
+    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    end = last_user if keep_tail else len(messages)  # keep_tail=False: the question is droppable too
+    groups, i = [], 0
+    while i < end:
+        if messages[i]["role"] == "system" and keep_system:
+            i += 1
+            continue
+        group = [i]
+        if units and messages[i].get("tool_calls"):
+            while group[-1] + 1 < end and messages[group[-1] + 1]["role"] == "tool":
+                group.append(group[-1] + 1)
+        groups.append(group)
+        i = group[-1] + 1
+
+    def kept(dropped: set[int]) -> list:
+        keep = {j for n, g in enumerate(groups) if n not in dropped for j in g}
+        out = [m for j, m in enumerate(messages) if j in keep or j >= end or (m["role"] == "system" and keep_system)]
+        return [dict(m) for m in out] if copy else out
+
+    if not respect_budget:
+        return kept(set())
+    order = list(range(len(groups)))
+    if newest_first:
+        order.reverse()
+    if gaps:  # the largest units first, wherever they are
+        order.sort(key=lambda n: -count([messages[j] for j in groups[n]]))
+    dropped: set[int] = set()
+    for n in order:
+        total = count(kept(dropped))
+        if (total < budget) if strict else (total <= budget):
+            break
+        dropped.add(n)
+    return kept(dropped)
+
+
+def wrong_trim(**options):
+    def trim_(messages, budget, count):
+        return trim(messages, budget, count, **options)
+    return trim_
+
+
+def last_n(messages, budget, count):
+    """messages[-N:], with N as large as fits."""
+    for n in range(len(messages), 0, -1):
+        if count(messages[-n:]) <= budget:
+            return messages[-n:]
+    return messages[-1:]
+
+
+def tool_results_first(messages, budget, count):
+    """Saves tokens by dropping old tool results (the long part), keeping the calls."""
+    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    kept = list(messages)
+    for m in messages[:last_user]:
+        if count(kept) <= budget:
+            break
+        if m["role"] == "tool":
+            kept.remove(m)
+    return kept
+
+
+def system_and_question(messages, budget, count):
+    """Only what must be kept, whatever the budget."""
+    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    return [m for i, m in enumerate(messages) if m["role"] == "system" or i >= last_user]
+
+
+def in_place(messages, budget, count):
+    """Trims the caller's list itself (del messages[i])."""
+    result = trim(messages, budget, count)
+    keep = {id(m) for m in result}
+    for i in range(len(messages) - 1, -1, -1):
+        if id(messages[i]) not in keep:
+            del messages[i]
+    return messages
+
+
+# -- exercise 3: cache_key -------------------------------------------------------------------------
+
+
+def cache_key(tool: Tool, arguments: str, *, refuse_side_effects=True, refuse_approval=True, name=True,
+              how="validated"):
+    """The solution, and (through the options) the ways it goes wrong."""
+    if (refuse_side_effects and tool.side_effects) or (refuse_approval and tool.requires_approval is not False):
+        return None
+    prefix = tool.name + " " if name else ""
+    if how == "raw":
+        return prefix + arguments
+    parsed = json.loads(arguments)
+    if how == "dumps":
+        return prefix + json.dumps(parsed, ensure_ascii=False)
+    if how == "str":
+        return prefix + str(parsed)
+    if how == "sorted":
+        return prefix + json.dumps(parsed, sort_keys=True, ensure_ascii=False)
+    values = prepare(tool, arguments).model_dump(mode="json")
+    return prefix + json.dumps(values, sort_keys=True, ensure_ascii=False)
+
+
+def wrong_key(**options):
+    def cache_key_(tool, arguments):
+        return cache_key(tool, arguments, **options)
+    return cache_key_
+
+
+def key_as_tuple(tool, arguments):
+    return (tool.name, json.dumps(prepare(tool, arguments).model_dump(mode="json"), sort_keys=True))
+
+
+CASES = {
+    "spill_text": (lesson10.spill_text, [spill_text], [stub], [
+        [wrong_spill(tail=False)],  # the head only: the error at the end is lost
+        [wrong_spill(head=False)],  # the tail only
+        [wrong_spill(file_holds="cut")],  # the file holds the cut version
+        [wrong_spill(file_holds="more")],  # the file holds more than the text
+        [wrong_spill(always=True)],  # a short text spilled too
+        [wrong_spill(by_chars=True)],  # characters counted as tokens: a 1,900-character text spilled
+        [wrong_spill(reminder=False)],  # no <system-reminder>
+        [wrong_spill(names_path=False)],  # the reminder does not say where the file is
+        [wrong_spill(cut=False)],  # the whole text sent, plus a reminder
+        [wrong_spill(fixed_name=True)],  # one name per tool: the second spill overwrites the first
+        [returns_a_dict],
+        [boom],
+    ]),
+    "trim": (lesson10.trim, [trim], [stub], [
+        [last_n],  # messages[-N:]
+        [tool_results_first],  # drops a tool message, keeps its call
+        [wrong_trim(units=False)],  # drops message by message: a call without its answers, or the reverse
+        [wrong_trim(keep_system=False)],  # the system prompt dropped like any message
+        [wrong_trim(respect_budget=False)],  # ignores the budget
+        [wrong_trim(newest_first=True)],  # drops the newest units first
+        [wrong_trim(gaps=True)],  # drops the largest units first, leaving gaps
+        [wrong_trim(strict=True)],  # one unit too many (< instead of <=)
+        [system_and_question],  # drops everything droppable
+        [in_place],  # changes the caller's history
+        [boom],
+    ]),
+    "cache_key": (lesson10.cache_key, [cache_key], [stub], [
+        [wrong_key(how="raw")],  # the arguments as the model wrote them
+        [wrong_key(how="dumps")],  # json.dumps without sort_keys
+        [wrong_key(how="str")],  # str(dict)
+        [wrong_key(how="sorted")],  # sorted keys, not validated: "3" and defaults missed
+        [wrong_key(name=False)],  # the tool's name left out
+        [wrong_key(refuse_side_effects=False, refuse_approval=False)],  # send_email cached
+        [wrong_key(refuse_approval=False)],  # a tool that needs approval cached
+        [wrong_key(refuse_side_effects=False)],  # side effects not looked at
+        [key_as_tuple],  # a tuple, not a string
+        [boom],
+    ]),
+}
+
+test_checker_passes_the_solution, test_checker_says_not_solved_to_the_stub, \
+    test_checker_catches_a_wrong_answer_without_raising = checker_tests(CASES)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_random_conversations_are_valid_and_end_with_a_question(seed):
+    messages = lesson10.conversation(random.Random(seed))
+    assert lesson10._accepted(messages) is None
+    assert any(m["role"] == "user" for m in messages) and messages[0]["role"] == "system"
+
+
+def test_the_written_chat_loses_its_pairing_in_the_last_six():
+    assert [m["role"] for m in lesson10.WRITTEN[-6:]][0] == "tool"
+    assert lesson10._accepted(lesson10.WRITTEN[-6:]) is not None
+    assert lesson10._accepted(lesson10.WRITTEN) is None
+
+
+def test_messages_teach():
+    """A few wrong answers and what the learner reads: the rule, not just 'wrong'."""
+    said = lesson10.spill_text(wrong_spill(tail=False)).message
+    assert "keep the tail" in said and "errors" in said
+    said = lesson10.trim(last_n).message
+    assert "system prompt" in said or "one unit" in said
+    said = lesson10.cache_key(wrong_key(refuse_side_effects=False, refuse_approval=False)).message
+    assert "send_email" in said and "None" in said
+
+
+def test_the_spill_check_cleans_up_its_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    assert lesson10.spill_text(spill_text).passed
+    assert list(tmp_path.iterdir()) == []
