@@ -89,8 +89,14 @@ def find_env_file(env_file: str | os.PathLike[str] | None = None) -> Path | None
 
 
 def is_persona(model: str) -> bool:
-    """True for the practice model's persona names: "practice" and "practice-..."."""
-    return model == PRACTICE_MODEL or model.startswith(PRACTICE_MODEL + "-")
+    """True for the practice model's persona names: "practice" and "practice-...", also with the practice
+    server's flags ("practice@ctx=4096", "practice-eager@deepseek"), which a real provider would not know.
+
+    >>> is_persona("practice@ctx=4096"), is_persona("practice-vision"), is_persona("deepseek-chat")
+    (True, True, False)
+    """
+    base = model.split("@", 1)[0]
+    return base == PRACTICE_MODEL or base.startswith(PRACTICE_MODEL + "-")
 
 
 def without_password(url: str) -> str:
@@ -132,7 +138,7 @@ def load_settings(model: str | None = None, *, env_file: str | os.PathLike[str] 
         return Settings("", PRACTICE_API_KEY, model or PRACTICE_MODEL, is_practice=True, env_file=source)
     configured = os.environ.get("LLM_MODEL", "").strip()
     chosen = configured
-    if model == VISION_PERSONA:
+    if model is not None and model.split("@", 1)[0] == VISION_PERSONA:
         chosen = os.environ.get("LLM_VISION_MODEL", "").strip() or configured
     if model and not is_persona(model):
         chosen = model

@@ -99,6 +99,10 @@ def test_persona_names_become_the_configured_model_on_a_real_provider(no_provide
     monkeypatch.setenv("LLM_MODEL", "qwen-plus")
     assert load_settings("practice-hallucinate").model == "qwen-plus"
     assert load_settings("qwen-max").model == "qwen-max"
+    for flagged in ("practice@ctx=1047576", "practice@deepseek", "practice-eager@ctx=4096@deepseek"):
+        assert load_settings(flagged).model == "qwen-plus"  # the practice server's flags mean nothing elsewhere
+    monkeypatch.setenv("LLM_VISION_MODEL", "qwen-vl-plus")
+    assert load_settings("practice-vision@ctx=8192").model == "qwen-vl-plus"
 
 
 def test_missing_model_is_a_clear_error(no_provider, monkeypatch):
