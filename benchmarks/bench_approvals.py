@@ -3,7 +3,7 @@
     ungated    one Agent run whose reply asks for 24 sends of an ungated tool (a scripted client: no model time)
     gated      the same with `requires_approval=True`: run (pauses), approve all 24, resume
     +audit     the gated run with an audit log on disk (24 requested + 24 approved + 24 executed lines)
-    save/load  the paused run (24 pending calls) written to JSON and read back by `agent.load`
+    save/load  the paused run (24 pending calls) written to JSON, then written and taken back by `agent.load`
 
 Medians of N runs; the ratio is gated / ungated. What it shows: what the gate and the audit log add
 per run, next to the milliseconds a model request takes.
@@ -64,7 +64,8 @@ def main() -> None:
             item.approve()
         assert agent.resume(paused).text == "ok"
 
-    def round_trip() -> None:
+    def round_trip() -> None:  # load takes the run out of its file: save it again each time
+        paused.save(path)
         agent.load(path)
 
     rows = [("ungated run, 24 sends", median_us(lambda: ungated.run("给所有客户发一封道歉邮件"), N)),
@@ -74,12 +75,12 @@ def main() -> None:
     paused = agent.run("给所有客户发一封道歉邮件")
     path = folder / "paused.json"
     rows.append(("save paused run (24 pending)", median_us(lambda: paused.save(path), N)))
-    rows.append(("load paused run", median_us(round_trip, N)))
+    rows.append(("save + load paused run", median_us(round_trip, N)))
     base = rows[0][1]
     print(f"{'':36} {'median':>10}  ratio to ungated")
     for name, us in rows:
         print(f"{name:36} {us / 1000:8.2f} ms  {us / base:5.2f}×")
-    print(f"saved file: {path.stat().st_size / 1024:.1f} KB")
+    print(f"saved file: {path.with_name(path.name + '.loaded').stat().st_size / 1024:.1f} KB")
 
 
 if __name__ == "__main__":

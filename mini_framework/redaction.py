@@ -37,6 +37,7 @@ import sys
 import sysconfig
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 __all__ = ["MAX_TEXT", "redact", "redact_secrets"]
 
@@ -92,9 +93,23 @@ def _encodings(value: str) -> list[str]:
     return [form for form in forms if len(form) >= 8]
 
 
+_SECRETS: tuple[Any, list[str]] | None = None  # (the environment it was read from, its secrets)
+
+
 def _environment_secrets() -> list[str]:
     """Values of environment variables whose names say they are secret (in the forms `_encodings`
-    gives), longest first."""
+    gives), longest first. Read again only when the environment changed (compared without decoding it)."""
+    global _SECRETS
+    raw = getattr(os.environ, "_data", None)  # CPython's undecoded copy: cheap to compare
+    snapshot = tuple(raw.items()) if isinstance(raw, dict) else tuple(os.environ.items())
+    if _SECRETS is not None and _SECRETS[0] == snapshot:
+        return _SECRETS[1]
+    _SECRETS = (snapshot, _read_environment_secrets())
+    return _SECRETS[1]
+
+
+def _read_environment_secrets() -> list[str]:
+    """`_environment_secrets`, computed."""
     values = []
     for name, value in os.environ.items():
         if name.upper() in _NOT_SECRET_NAMES:
