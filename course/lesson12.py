@@ -6,9 +6,19 @@ and forge approvals, exercise 3 retries, crashes and races a send. Nothing is se
 """
 from __future__ import annotations
 
+import builtins
 import copy
+import dis
+import importlib
+import io
+import marshal
+import os
+import pickle
+import subprocess
+import sys
 import threading
 import time
+import types
 from types import SimpleNamespace
 from typing import Any, Callable
 
@@ -192,6 +202,77 @@ def _approval(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, A
     return {"name": name, "arguments": copy.deepcopy(arguments), "call_id": call_id}
 
 
+# Python's hash() of a str is salted anew in every process (PYTHONHASHSEED), so a key made with it changes after a
+# restart. To see whether the learner's key survives one, the check runs their approval_key in another Python
+# process: the function goes there by value (its code, the globals it uses, its closure), as a pickle whose
+# rebuilding needs only the standard library.
+
+_BY_REFERENCE = ("mini_framework", "course")  # importable in the other process: sent by name
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    """The global names a function's code reads (not its attribute names), nested code included."""
+    names = {str(i.argval) for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def _by_reference(function: types.FunctionType) -> bool:
+    module = function.__module__ or "__main__"
+    top = module.split(".")[0]
+    return ("<locals>" not in function.__qualname__ and module != "__main__"
+            and (top in sys.stdlib_module_names or top in _BY_REFERENCE))
+
+
+class _ByValue(pickle.Pickler):
+    """Pickles the learner's functions by value, modules by name."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        for name in ("FunctionType", "CellType", "CodeType"):  # classes pickle cannot find by their own names
+            if obj is getattr(types, name):
+                return getattr, (types, name)
+        if isinstance(obj, types.ModuleType):
+            return importlib.import_module, (obj.__name__,)
+        if isinstance(obj, types.CodeType):
+            return marshal.loads, (marshal.dumps(obj),)
+        if isinstance(obj, types.CellType):
+            try:
+                return types.CellType, (obj.cell_contents,)
+            except ValueError:  # an empty cell
+                return types.CellType, ()
+        if isinstance(obj, types.FunctionType) and not _by_reference(obj):
+            scope = {name: obj.__globals__[name] for name in sorted(_global_names(obj.__code__))
+                     if name in obj.__globals__}
+            scope["__builtins__"] = builtins
+            return (types.FunctionType, (obj.__code__, scope, obj.__name__, obj.__defaults__, obj.__closure__),
+                    (None, {"__kwdefaults__": obj.__kwdefaults__, "__qualname__": obj.__qualname__}))
+        return NotImplemented
+
+
+_RUN_THERE = "import pickle, sys\nfunction, args = pickle.load(sys.stdin.buffer)\nprint(repr(function(*args)))\n"
+
+
+def _in_another_process(function: Callable[..., Any], *args: Any) -> str | None:
+    """repr(function(*args)) computed by a new Python process with another hash seed; None if it can't be run
+    there (something the function uses can't be sent, or it failed there)."""
+    buffer = io.BytesIO()
+    try:
+        _ByValue(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((function, args))
+    except Exception:
+        return None
+    seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+    path = [p or os.getcwd() for p in sys.path]
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": os.pathsep.join(path)}
+    try:
+        done = subprocess.run([sys.executable, "-c", _RUN_THERE], input=buffer.getvalue(), capture_output=True,
+                              timeout=60, env=env, check=False)
+    except Exception:
+        return None
+    return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else None
+
+
 def bound_approval(approval_key: Callable[..., Any], may_run: Callable[..., Any]) -> CheckResult:
     """Exercise 2: an approval covers one tool, one set of arguments, one call id, once."""
     def test() -> str:
@@ -199,6 +280,12 @@ def bound_approval(approval_key: Callable[..., Any], may_run: Callable[..., Any]
         assert key == _key(approval_key, "send_email", MAIL, "call_1"), (
             "approval_key gave two different keys for the same call: it must depend only on the name, the "
             "arguments and the call id")
+        there = _in_another_process(approval_key, "send_email", copy.deepcopy(MAIL), "call_1")
+        assert there is None or there == repr(key), (
+            "in another Python process the same call got another key. A paused run is saved and resumed after a "
+            "restart, so the key must be the same in every process, and Python's hash() of a string is salted anew "
+            "in each one (PYTHONHASHSEED): use hashlib (hashlib.sha256(text.encode()).hexdigest()) on the "
+            "canonical text, never hash()")
         assert key == _key(approval_key, "send_email", MAIL_REORDERED, "call_1"), (
             "the same arguments in another key order got another key. A model (or a saved and reloaded run) may "
             "list them in any order, nested objects too: turn them into canonical text first, "
@@ -227,16 +314,26 @@ def bound_approval(approval_key: Callable[..., Any], may_run: Callable[..., Any]
             ("the same arguments for another tool", _call("forward_order", MAIL, "call_1"), "the tool changed"),
         ]
         for what, call, why in checks:
+            before = set(used)
             answer = may_run(call, approved, used)
             if answer is None:
                 raise AssertionError(f"may_run returned None for {what}: return False when a call may not run "
                                      f"({why})")
             assert answer is False, f"may_run said {answer!r} for {what}: say False, {why}"
+            assert used == before, (
+                f"may_run said False for {what}, but changed `used` (it now holds {len(used)} key(s), before "
+                f"{len(before)}): a call that does not run must leave `used` as it was. Compare first, and add the "
+                "key only when you return True; otherwise a person who approves that very call later finds its key "
+                "already used")
         answer = may_run(_call("send_email", MAIL_REORDERED, "call_1"), approved, used)
         assert answer is True, (
             f"may_run said {answer!r} for the approved call (its arguments in another order) after the refused calls "
             "above: a call that does not match must not use up the approval")
         assert used, "may_run let the call run but did not add its key to `used`: the approval could run it again"
+        assert key in used, (
+            f"may_run let the call run, but `used` holds {sorted(map(str, used))!r:.80}, not the call's key "
+            "(approval_key(name, arguments, call_id)). Add the key itself: it stands for what the person approved, "
+            "the tool, these arguments and this call id, together; a call id alone says nothing about the arguments")
         again = may_run(_call("send_email", MAIL, "call_1"), approved, used)
         assert again is False, (
             f"may_run said {again!r} for the same call a second time: an approval runs one call once. Add its key "
@@ -357,9 +454,15 @@ def send_once(send_once: Callable[..., Any]) -> CheckResult:
 
         ledger, mailer = _ledger(), Mailer(fail_after_sending=True)
         try:
-            send_once(_message("call_4"), ledger, mailer)
+            swallowed = send_once(_message("call_4"), ledger, mailer)
         except TimeoutError:
             pass
+        else:
+            raise AssertionError(
+                f"send(message) raised TimeoutError, and send_once returned {swallowed!r:.40} instead of letting it "
+                "through. Don't catch it: the code that called send_once (the executor) must learn that this attempt "
+                "failed, to tell the model its outcome is unknown and log it as failed. 'possibly_sent' is the answer "
+                "for a later call that finds this attempt unfinished")
         answer = _status(send_once(_message("call_5"), ledger, mailer), "a retry after a timeout")
         assert len(mailer.sent) == 1, (
             "send(message) raised a timeout after the e-mail had left, and the retry sent it again. Record the "
@@ -406,7 +509,8 @@ hint = Hints({
         "rule = tool.requires_approval; if rule is True or rule is False: return rule. Else: try: return "
         "bool(rule(args)) except Exception: return True."),
     2: ("approval_key: text = json.dumps([name, arguments, call_id], sort_keys=True, ensure_ascii=False); return "
-        "hashlib.sha256(text.encode()).hexdigest(). may_run: wanted = approval_key(approval['name'], "
+        "hashlib.sha256(text.encode()).hexdigest() (hashlib, not hash(): the key must be the same in every process). "
+        "may_run: wanted = approval_key(approval['name'], "
         "approval['arguments'], approval['call_id']); got = approval_key(call.name, call.arguments, call.id); if "
         "got != wanted or got in used: return False; used.add(got); return True."),
     3: ("key = sha256 of json.dumps([message['to'], message['subject'], message['body']]). with ledger.lock: state = "

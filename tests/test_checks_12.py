@@ -79,12 +79,27 @@ def approval_key(name, arguments, call_id, *, how="json", with_id=True, with_nam
         text = str([parts[0], sorted(arguments.items()), parts[2]])
     else:
         text = json.dumps(parts, sort_keys=True, ensure_ascii=False)
+    if how == "hash":  # Python's hash(): salted anew in every process
+        return str(hash(text))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def make_may_run(key=approval_key, *, mark=True, recipient_only=False, ignore_id=False, burn_first=False):
+def make_may_run(key=approval_key, *, mark=True, recipient_only=False, ignore_id=False, burn_first=False,
+                 add_first=False, store_id=False):
     def may_run(call, approval, used):
         wanted = key(approval["name"], approval["arguments"], approval["call_id"])
+        if add_first:  # the call's key goes into `used` before it is compared
+            got = key(call.name, call.arguments, call.id)
+            if got in used:
+                return False
+            used.add(got)
+            return got == wanted
+        if store_id:  # `used` holds call ids, not keys
+            got = key(call.name, call.arguments, call.id)
+            if got != wanted or call.id in used:
+                return False
+            used.add(call.id)
+            return True
         if burn_first:
             if wanted in used:
                 return False
@@ -122,7 +137,7 @@ def may_run_none_when_refused(call, approval, used):
 
 
 def send_once(message, ledger, send, *, key_on="content", lock=True, record_first=True, rollback=False,
-              sending_is_sent=False, hold_lock=False, new_lock=False):
+              sending_is_sent=False, hold_lock=False, new_lock=False, swallow=False):
     if key_on == "call_id":
         key = message["call_id"]
     elif key_on == "everything":
@@ -152,6 +167,8 @@ def send_once(message, ledger, send, *, key_on="content", lock=True, record_firs
     try:
         send(message)
     except Exception:
+        if swallow:  # the failure hidden from the caller
+            return "possibly_sent"
         if rollback:
             with guard:
                 ledger.entries.pop(key, None)
@@ -199,12 +216,15 @@ CASES = {
         [keyed(how="str"), make_may_run(keyed(how="str"))],  # sha256(str(...)): key order matters
         [keyed(how="unsorted"), make_may_run(keyed(how="unsorted"))],  # json.dumps without sort_keys
         [keyed(how="top_sorted"), make_may_run(keyed(how="top_sorted"))],  # sorted top level only
+        [keyed(how="hash"), make_may_run(keyed(how="hash"))],  # str(hash(json.dumps(...))): not the same next process
         [keyed(with_id=False), make_may_run(keyed(with_id=False))],  # no call id: replayed next turn
         [keyed(with_name=False), make_may_run(keyed(with_name=False))],  # no tool name
         [approval_key, make_may_run(mark=False)],  # the approval is never used up
         [approval_key, make_may_run(recipient_only=True)],  # only the recipient compared
         [approval_key, make_may_run(ignore_id=True)],  # the call's id not compared
         [approval_key, make_may_run(burn_first=True)],  # a mismatched call uses up the approval
+        [approval_key, make_may_run(add_first=True)],  # the key added to `used` before comparing
+        [approval_key, make_may_run(store_id=True)],  # call.id stored in `used` instead of the key
         [approval_key, may_run_none_when_refused],  # None instead of False
         [approval_key, boom],
     ]),
@@ -218,6 +238,7 @@ CASES = {
         [sends(lock=False)],  # no lock: racing calls both send
         [sends(new_lock=True)],  # a new Lock() per call locks nothing
         [sends(hold_lock=True)],  # the lock held while sending: one slow send blocks every other e-mail
+        [sends(swallow=True)],  # send's exception caught and answered 'possibly_sent'
         [always_sends],
         [boom],
     ]),
