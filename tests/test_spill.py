@@ -94,3 +94,41 @@ def test_a_threshold_must_be_sensible():
     for bad in (5, -1, "20000", 2.5):
         with pytest.raises(ToolDefinitionError, match="too_long_to_file"):
             tool(f, too_long_to_file=bad)
+
+
+def test_bytes_from_a_spilling_tool_are_not_spilled_and_a_vanished_file_is_a_clear_error(tmp_path):
+    from openai import OpenAI
+
+    from mini_framework.practice import shared_server
+
+    @tool(too_long_to_file=500)
+    def dump_core(service: str = "payments") -> bytes:
+        """A binary dump (not text: never spilled)."""
+        return b"\x89PNG\xff\xfe" * 5000
+
+    result = Agent(ScriptedClient([call("dump_core")]), "m", [dump_core], spill_dir=tmp_path).run("q")
+    assert len(result.tool_results) == 1 and os.listdir(tmp_path) == []  # answered, nothing written
+
+    @tool(too_long_to_file=500)
+    def read_log(service: str = "payments") -> str:
+        """Read the payments service's deploy log."""
+        return LOG
+
+    @tool(reads_files=True)
+    def search_file(path: str, pattern: str) -> str:
+        """Search a file for lines matching a pattern; returns the matching lines with their numbers."""
+        with open(path, encoding="utf-8") as f:  # the file was removed meanwhile: FileNotFoundError
+            return "\n".join(f"{i}: {line}" for i, line in enumerate(f, 1) if pattern in line)
+
+    def vanish(event):
+        from mini_framework.events import ToolFinished
+        if isinstance(event, ToolFinished) and event.result.call.name == "read_log":
+            for name in os.listdir(tmp_path):
+                os.remove(tmp_path / name)  # the spilled file disappears before the model reads it
+
+    client = OpenAI(base_url=shared_server().base_url, api_key="practice")
+    result = Agent(client, "practice", [read_log, search_file], spill_dir=tmp_path, on_event=vanish).run(
+        "为什么 payments 部署失败了？看看日志。")
+    searches = [r for r in result.tool_results if r.call.name == "search_file"]
+    assert result.text and searches and all(r.failure == "exception" and "No such file" in r.content for r in searches)
+    assert all(m.get("role") != "tool" or m["content"] for m in result.messages)  # every call answered
