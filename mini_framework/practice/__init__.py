@@ -24,6 +24,8 @@ Modules, from the socket inwards:
                 PNG text); Pillow is imported lazily, and only the pixels need it
     structured  a final answer shaped by `response_format` (json_object, json_schema)
     reply       what a brain decides; `wire` turns it into `chat.completion` JSON or stream chunks
+    quirks      a provider's deviations from that wire format, by flag (`practice@ollama`, `@gemini`,
+                `@dashscope`, `@kimi`, `@vllm`, `@poolside`, `@glm`, `@cut`, `@deepseek@thinking`)
 
 The rule about the core: the practice package imports from the core only
 `mini_framework.numerals.parse_number` (tests/test_practice_imports.py enforces it). Everything

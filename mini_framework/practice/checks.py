@@ -10,7 +10,9 @@ models). The first problem found is reported, as the API does. Images are only f
 messages: one in a `tool` (or any other) message is refused with the messages, for every
 persona. With a provider's wording flag (`practice@deepseek`, see `providers.py`) that
 provider's JSON reader goes first: DeepSeek refuses a content part it cannot read before
-anything else (after the top-level types) is looked at. `response_format` is checked with
+anything else (after the top-level types) is looked at; it also takes its own `thinking`
+parameter, and in thinking mode refuses, last, a tool-calling turn sent back without its
+`reasoning_content` (`providers.missing_reasoning`). `response_format` is checked with
 the messages: its type, the word 'json' for `json_object`, and a `json_schema` the API would
 use (a name, an object root, and, when strict, every object closed and fully required).
 
@@ -122,11 +124,11 @@ def check(body: dict[str, Any], personas: dict[str, Persona], raw: bytes = b"") 
         raise errors.missing_model()
     if "messages" not in body:
         raise errors.missing("messages")
-    unknown = [k for k in body if k not in PARAMS]
+    name, wording = providers.split_model(body["model"]) if isinstance(body["model"], str) else ("", None)
+    unknown = [k for k in body if k not in PARAMS and not (k == "thinking" and wording == "deepseek")]
     if unknown:
         raise errors.unrecognized_arguments(unknown)
     check_parameters(body)
-    name, wording = providers.split_model(body["model"])
     persona = personas.get(name) if wording is not None else None
     if persona is not None and wording == "deepseek":     # its JSON reader refuses before any other check
         unreadable = providers.unreadable_part(body["messages"], persona.vision)
@@ -141,12 +143,17 @@ def check(body: dict[str, Any], personas: dict[str, Persona], raw: bytes = b"") 
     check_tool_pairing(body["messages"])
     if not persona.vision:
         check_no_images(body["messages"])
+    flags = providers.parse_model(body["model"])
+    if flags and providers.thinking(flags, body) and providers.missing_reasoning(body["messages"]) is not None:
+        raise providers.reasoning_not_passed_back()
     return persona
 
 
 def check_parameters(body: dict[str, Any]) -> None:
     """Top-level types and numeric ranges (`null` is fine for optional ones)."""
     for name, value in body.items():
+        if name not in PARAMS:
+            continue  # a provider's own parameter, let through with its flag (`thinking` with `@deepseek`)
         expected, ok = PARAMS[name]
         if (value is not None or name == "messages") and not ok(value):
             raise errors.invalid_type(name, expected, value)

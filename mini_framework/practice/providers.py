@@ -11,11 +11,25 @@ A second kind of flag picks the context window for one request (`context.py`):
 `practice@ctx=4096` is `practice` with a window of 4,096 tokens, and flags combine in any
 order (`practice@deepseek@ctx=4096`); `parse_model` reads them all.
 
+A third kind puts a provider's deviations from OpenAI's wire format on the answer
+(`quirks.py` says what each one does and where it was recorded):
+
+    @ollama @gemini @dashscope @kimi @vllm @poolside @glm    one provider's shape; at most one of them,
+                                                            and not with @deepseek's wording
+    @cut                                                    every reply with tool calls stops inside
+                                                            its last call's arguments, "length"
+    @thinking                                               DeepSeek's thinking mode: only with @deepseek
+                                                            (or `thinking: {"type": "enabled"}` in the body)
+
+so `practice@ollama@ctx=4096`, `practice@gemini@cut` and `practice@deepseek@thinking@cut` are
+models, and `practice@ollama@kimi` or `practice@thinking` are not. These flags do not change what
+the persona decides nor the ids it is given: `without_quirks` is the name the ids are derived from.
+
 Flags are stripped before the persona is looked up, `/v1/models` never lists them, and the
-response's `model` echoes what was sent. An unknown or repeated flag (`practice@nobody`,
+response's `model` echoes what was sent. An unknown, repeated or conflicting flag (`practice@nobody`,
 `practice@ctx=0`, `practice@ctx=1@ctx=2`) is a 404 like an unknown model (`checks.check` does that).
 
-What differs today is the usage and two refusals. The usage: DeepSeek reports its context cache
+What `@deepseek` changes is the usage and three refusals. The usage: DeepSeek reports its context cache
 as `prompt_cache_hit_tokens` and `prompt_cache_miss_tokens`, not as OpenAI's
 `prompt_tokens_details.cached_tokens` (`wire.usage`). The context window: DeepSeek words an
 oversized request its own way (`context_length_exceeded`). And content parts a provider's API
@@ -25,7 +39,11 @@ first content part whose `type` is not `text` and answers
     Failed to deserialize the JSON body into the target type: messages[N]: unknown variant
     `image_url`, expected `text` at line 1 column C
 
-(`unknown_variant`). Concessions: the cache's numbers follow the practice server's one rule
+(`unknown_variant`). In thinking mode, an assistant message with tool calls sent back without
+its `reasoning_content` is refused in DeepSeek's words (`missing_reasoning`, `reasoning_not_passed_back`).
+Concessions: `practice@deepseek` is DeepSeek's non-thinking mode (as `deepseek-chat` was; its V4
+models think unless told `thinking: {"type": "disabled"}`), so that the flag keeps meaning what it
+meant before thinking mode existed; the cache's numbers follow the practice server's one rule
 (`caching.py`: OpenAI's), whatever the flag; which part DeepSeek's reader meets first is taken to
 be the first one in document order; for a vision persona with the flag only images outside user
 messages are refused (the flag changes the wording, not the persona's eyes).
@@ -42,39 +60,56 @@ SEPARATOR = "@"
 WORDINGS = ("openai", "deepseek")
 """The wording flags the practice model knows; 'openai' is what no flag means."""
 DEFAULT = "openai"
+QUIRKS = ("ollama", "gemini", "dashscope", "kimi", "vllm", "poolside", "glm")
+"""Provider flags: one provider's stream shape each (`quirks.py`); at most one per model name."""
+MODES = ("cut", "thinking")
+"""Flags that combine with any provider flag (`@thinking` only with `@deepseek`)."""
 _WINDOW = re.compile(r"ctx=([1-9][0-9]{0,7})")     # a context window of 1 to 99,999,999 tokens
 
 
 @dataclass(frozen=True)
 class Flags:
-    """What a model name asks for: which persona, in whose words, with which context window."""
+    """What a model name asks for: which persona, in whose words, with which context window and wire quirks."""
 
     persona: str
     wording: str = DEFAULT
     window: int | None = None
     """Tokens, from `@ctx=N`; None: the persona's own window."""
+    quirk: str | None = None
+    """A provider's stream shape (`QUIRKS`), or None: OpenAI's."""
+    cut: bool = False
+    """`@cut`: replies with tool calls stop inside their last call's arguments."""
+    thinking: bool = False
+    """`@thinking`: DeepSeek's thinking mode (`reasoning_content`)."""
 
 
 def parse_model(model: str) -> Flags | None:
-    """The persona and the flags of a model name; None when a flag is unknown or given twice.
+    """The persona and the flags of a model name; None when a flag is unknown, given twice or out of place.
 
     >>> parse_model("practice@ctx=4096@deepseek")
-    Flags(persona='practice', wording='deepseek', window=4096)
-    >>> parse_model("practice"), parse_model("practice@ctx=0"), parse_model("practice@openai@deepseek")
-    (Flags(persona='practice', wording='openai', window=None), None, None)
+    Flags(persona='practice', wording='deepseek', window=4096, quirk=None, cut=False, thinking=False)
+    >>> parse_model("practice@ollama@cut").quirk, parse_model("practice@deepseek@thinking").thinking
+    ('ollama', True)
+    >>> parse_model("practice@ctx=0"), parse_model("practice@openai@deepseek"), parse_model("practice@kimi@vllm")
+    (None, None, None)
+    >>> parse_model("practice@thinking"), parse_model("practice@deepseek@ollama")
+    (None, None)
     """
     persona, *flags = model.split(SEPARATOR)
-    wording: str | None = None
-    window: int | None = None
-    for flag in flags:
-        size = _WINDOW.fullmatch(flag)
-        if flag in WORDINGS and wording is None:
-            wording = flag
-        elif size and window is None:
-            window = int(size[1])
-        else:
-            return None
-    return Flags(persona, wording or DEFAULT, window)
+    if len(set(flags)) < len(flags):
+        return None
+    wording = [f for f in flags if f in WORDINGS]
+    windows = [m for m in map(_WINDOW.fullmatch, flags) if m]
+    quirks = [f for f in flags if f in QUIRKS]
+    modes = [f for f in flags if f in MODES]
+    if len(wording) + len(windows) + len(quirks) + len(modes) < len(flags) or max(len(wording), len(windows),
+                                                                                  len(quirks)) > 1:
+        return None
+    parsed = Flags(persona, (wording or [DEFAULT])[0], int(windows[0][1]) if windows else None,
+                   quirks[0] if quirks else None, "cut" in modes, "thinking" in modes)
+    if parsed.wording == "deepseek" and parsed.quirk or parsed.thinking and parsed.wording != "deepseek":
+        return None
+    return parsed
 
 
 def split_model(model: str) -> tuple[str, str | None]:
@@ -87,6 +122,31 @@ def split_model(model: str) -> tuple[str, str | None]:
     if flags is None:
         return model.partition(SEPARATOR)[0], None
     return flags.persona, flags.wording
+
+
+def without_quirks(model: str) -> str:
+    """The model name without its quirk and mode flags: what the answer's ids are derived from.
+
+    >>> without_quirks("practice@ollama@ctx=4096@cut"), without_quirks("practice@deepseek@thinking")
+    ('practice@ctx=4096', 'practice@deepseek')
+    """
+    return SEPARATOR.join(part for part in model.split(SEPARATOR) if part not in QUIRKS + MODES)
+
+
+def thinking(flags: Flags, body: dict[str, Any]) -> bool:
+    """Whether DeepSeek's thinking mode is on: `@thinking`, or `thinking: {"type": "enabled"}` in the body with
+    `@deepseek`; `{"type": "disabled"}` turns it off (https://api-docs.deepseek.com/guides/thinking_mode).
+
+    >>> thinking(Flags("practice", "deepseek"), {"thinking": {"type": "enabled"}})
+    True
+    >>> thinking(Flags("practice", "deepseek", thinking=True), {"thinking": {"type": "disabled"}})
+    False
+    """
+    asked = body.get("thinking")
+    kind = asked.get("type") if isinstance(asked, dict) else None
+    if flags.wording != "deepseek" or kind == "disabled":
+        return False
+    return flags.thinking or kind == "enabled"
 
 
 def unreadable_part(messages: list[Any], vision: bool) -> tuple[int, int, str] | None:
@@ -148,6 +208,45 @@ messages, 0 in the completion). Please reduce the length of the messages or comp
     return ApiError(400, f"This model's maximum context length is {window} tokens. However, you requested "
                     f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the completion). "
                     "Please reduce the length of the messages or completion.", code="invalid_request_error")
+
+
+def missing_reasoning(messages: list[Any]) -> int | None:
+    """The index of the first assistant message with tool calls but no `reasoning_content`, or None.
+
+    In thinking mode DeepSeek wants the reasoning of every turn that called tools back, in every later
+    request; a turn without tool calls may drop it (https://api-docs.deepseek.com/guides/thinking_mode,
+    "Tool Calls"). An empty string counts as sent back; a missing key or null does not.
+
+    >>> call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    >>> missing_reasoning([{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [call]}])
+    1
+    >>> missing_reasoning([{"role": "assistant", "content": "hi"}, {"role": "assistant", "tool_calls": [call],
+    ...                    "reasoning_content": ""}]) is None
+    True
+    """
+    for i, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("role") == "assistant" and message.get("tool_calls") \
+                and not isinstance(message.get("reasoning_content"), str):
+            return i
+    return None
+
+
+def reasoning_not_passed_back() -> ApiError:
+    """DeepSeek's refusal of a thinking-mode request whose tool-calling turns lost their `reasoning_content`.
+
+    >>> error = reasoning_not_passed_back()
+    >>> error.status, error.message, error.code
+    (400, 'The `reasoning_content` in the thinking mode must be passed back to the API.', 'invalid_request_error')
+    """
+    # Recorded from api.deepseek.com since the V4 models (April 2026): status 400, type invalid_request_error,
+    # param null, code invalid_request_error, the field name in backticks: https://github.com/earendil-works/pi/issues/3636,
+    # https://github.com/warpdotdev/warp/issues/11587 (the raw body through a gateway),
+    # https://github.com/JohnnyZ93/oai-compatible-copilot/issues/215 and https://github.com/anomalyco/opencode/issues/24083
+    # (the same body, backticks lost to Markdown). Before, deepseek-reasoner named the message: "Missing
+    # `reasoning_content` field in the assistant message at message index 2. For more information, please refer to
+    # https://api-docs.deepseek.com/guides/thinking_mode#tool-calls" (https://github.com/abhigyanpatwari/GitNexus/issues/43).
+    return ApiError(400, "The `reasoning_content` in the thinking mode must be passed back to the API.",
+                    code="invalid_request_error")
 
 
 # ---------------------------------------------------------------------------------------------

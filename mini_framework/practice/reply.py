@@ -48,8 +48,10 @@ class Reply:
 
     content: str | None = None
     tool_calls: tuple[PlannedCall, ...] = field(default_factory=tuple)
+    cut: bool = False
+    """The output ran out before the reply was finished (the `@cut` flag, `quirks.cut`): finish_reason "length"."""
 
     @property
     def finish_reason(self) -> str:
-        """`tool_calls` when the reply calls tools, else `stop`."""
-        return "tool_calls" if self.tool_calls else "stop"
+        """`length` when cut, `tool_calls` when the reply calls tools, else `stop`."""
+        return "length" if self.cut else "tool_calls" if self.tool_calls else "stop"

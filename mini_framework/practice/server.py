@@ -13,6 +13,8 @@ A chat request is checked (`checks.py`), then measured against its context windo
 the real 400 `context_length_exceeded` when prompt plus `max_tokens` does not fit), then looked up
 in the server's prompt cache (`caching.py`: `usage.prompt_tokens_details.cached_tokens` is the
 prefix it shares with requests answered before, so it depends on what this server has seen).
+The persona's reply goes on the wire in OpenAI's shape (`wire.py`), then, when the model name
+carries quirk flags, with a provider's deviations (`quirks.py`).
 
 HTTP/1.1 with keep-alive: JSON answers carry `Content-Length`, streams use chunked framing and
 one write per event (TCP_NODELAY, so nothing waits for Nagle). Robustness: request bodies are
@@ -48,7 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import caching, checks, context, errors, providers, wire
+from . import caching, checks, context, errors, providers, quirks, wire
 from .errors import ApiError
 from .personas import Persona, Responder, registry
 from .requestlog import RequestLog, bearer, loggable_body, redact_headers
@@ -214,16 +216,22 @@ class PracticeServer:
         body = checks.parse(raw)
         persona = checks.check(body, self.personas, raw)
         flags = providers.parse_model(body["model"]) or providers.Flags(persona.name)
+        thinking = providers.thinking(flags, body)
         facts = wire.facts(body)        # ids, usage and limits: fixed before the persona sees (and may change) the body
         context.check(body, facts, context.window(persona, flags), flags.wording)
         blocks = caching.prompt_blocks(body).blocks if facts.prompt_tokens >= caching.MINIMUM else []
-        facts = replace(facts, cached_tokens=self.prompt_cache.cached(blocks), wording=flags.wording)
+        plain = wire.canonical({**body, "model": providers.without_quirks(body["model"])})  # ids as without quirks
+        facts = replace(facts, cached_tokens=self.prompt_cache.cached(blocks), wording=flags.wording, seed=plain)
         streamed = body.get("stream") is True
+        history = {"messages": list(body["messages"])}     # as sent: the persona may change the body
         reply = self._responder(persona)(body)      # `model` may carry flags: the persona's name does not
         self.prompt_cache.remember(blocks)          # only what was answered (a 429 leaves nothing behind)
+        rows = quirks.active(flags, thinking)       # a provider's deviations on the wire (`quirks.py`)
+        ctx = quirks.context(flags, history, reply, plain, thinking)
+        reply = quirks.cut(reply) if flags.cut else reply
         if streamed:
-            return Response(200, chunks=wire.stream(facts, reply))
-        return Response(200, wire.completion(facts, reply))
+            return Response(200, chunks=quirks.on_stream(wire.stream(facts, reply), ctx, rows))
+        return Response(200, quirks.on_body(wire.completion(facts, reply), ctx, rows))
 
     def _responder(self, persona: Persona) -> Responder:
         """The persona's responder for this server, built on first use (failures are not cached)."""
