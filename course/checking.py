@@ -130,7 +130,9 @@ def where_in_your_code(error: BaseException) -> str:
 def run_check(exercise: int, test: Callable[[], str], nudge: str, recipe: str | None = None) -> CheckResult:
     """Run `test` (which returns a success detail or raises) and turn any outcome into a result.
 
-    `nudge` goes with ⏳ (a direction, not the answer); `recipe` (the steps) goes with ❌ only.
+    Hints come in steps: `nudge` goes with ⏳ (a direction, not the answer); the first ❌ of an exercise
+    says what is wrong and where, and points to `check.hint(N)`; from the second ❌ on, `recipe` (the
+    steps) comes with it.
     """
     recipe = recipe or nudge
     try:
@@ -139,12 +141,31 @@ def run_check(exercise: int, test: Callable[[], str], nudge: str, recipe: str | 
         return CheckResult(exercise, "not solved", f"⏳ Exercise {exercise} not solved yet. {nudge} "
                                                    f"(Stuck? check.hint({exercise}) shows the steps.)")
     except AssertionError as error:
-        return CheckResult(exercise, "wrong", f"❌ Exercise {exercise} not right yet: {error}. Hint: {recipe}")
+        return CheckResult(exercise, "wrong", f"❌ Exercise {exercise} not right yet: {_sentence(error)}"
+                                              f"{_next_step(exercise, recipe)}")
     except Exception as error:  # the learner's code raised: say what and where, briefly
         text = f"{type(error).__name__}: {error}".rstrip(": ")
-        return CheckResult(exercise, "wrong", f"❌ Exercise {exercise} raised {text}{where_in_your_code(error)}. "
-                                              f"Hint: {recipe}")
+        return CheckResult(exercise, "wrong", f"❌ Exercise {exercise} raised {text}{where_in_your_code(error)}."
+                                              f"{_next_step(exercise, recipe)}")
     return CheckResult(exercise, "passed", f"✅ Exercise {exercise} passed: {detail}")
+
+
+_WRONG_SO_FAR: dict[tuple[int, str], int] = {}  # (exercise, recipe) -> ❌ shown in this kernel
+
+
+def _next_step(exercise: int, recipe: str) -> str:
+    """After a ❌: the first time a pointer to the steps, from then on the steps themselves."""
+    key = (exercise, recipe)
+    _WRONG_SO_FAR[key] = _WRONG_SO_FAR.get(key, 0) + 1
+    if _WRONG_SO_FAR[key] == 1:
+        return f" (Try again; check.hint({exercise}) shows the steps, and they come with the next ❌.)"
+    return f" Hint: {recipe}"
+
+
+def _sentence(error: BaseException) -> str:
+    """An assertion's message as one sentence ending in a full stop (never two)."""
+    text = str(error).rstrip()
+    return text if text.endswith((".", "!", "?", "。", "！", "？")) else text + "."
 
 
 class Hints:

@@ -44,7 +44,7 @@ def test_an_error_raised_by_the_check_itself_names_no_line():
 def test_a_raising_answer_is_reported_with_its_cell_line():
     parse = in_a_cell("def parse(text):\n    return json.loads(text)\n", "parse")
     result = run_check(1, lambda: parse("{"), nudge="a nudge", recipe="the recipe")
-    assert result.status == "wrong" and "line 2 of your cell" in result.message and "the recipe" in result.message
+    assert result.status == "wrong" and "line 2 of your cell" in result.message and "check.hint(1)" in result.message
 
 
 def test_hints_are_progressive():
@@ -57,8 +57,11 @@ def test_hints_are_progressive():
     pending = run_check(2, waiting, nudge="Look at the call's id.", recipe="Return {'tool_call_id': call['id'], ...}")
     assert "Look at the call's id." in pending.message and "check.hint(2)" in pending.message
     assert "tool_call_id" not in pending.message  # no answer before an attempt
-    failed = run_check(2, wrong, nudge="Look at the call's id.", recipe="Return {'tool_call_id': call['id'], ...}")
-    assert failed.message.startswith("❌") and "Return {'tool_call_id'" in failed.message
+    first = run_check(2, wrong, nudge="Look at the call's id.", recipe="Return {'tool_call_id': call['id'], ...}")
+    assert first.message.startswith("❌") and "the id is wrong." in first.message and "check.hint(2)" in first.message
+    assert "Return {'tool_call_id'" not in first.message  # the first ❌ says what is wrong, not the answer
+    again = run_check(2, wrong, nudge="Look at the call's id.", recipe="Return {'tool_call_id': call['id'], ...}")
+    assert "Return {'tool_call_id'" in again.message and "wrong.." not in again.message  # then the steps
 
 
 def test_hint_prints_the_recipe_on_request(capsys):
