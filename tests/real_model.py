@@ -36,7 +36,7 @@ def run_against_provider(path, provider, monkeypatch, vision_model: str | None =
     """Run All against the provider; `vision_model` is LLM_VISION_MODEL (a model of it that takes images)."""
     monkeypatch.setenv("LLM_BASE_URL", provider.base_url)
     monkeypatch.setenv("LLM_API_KEY", "sk-test-real-provider-0123456789")
-    monkeypatch.setenv("LLM_MODEL", "practice")
+    monkeypatch.setenv("LLM_MODEL", "practice@ctx=131072")  # a real model's window, not the practice default
     if vision_model:
         monkeypatch.setenv("LLM_VISION_MODEL", vision_model)
     else:
