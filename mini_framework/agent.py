@@ -43,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import functools
 import inspect
 import json
 import logging
@@ -370,7 +371,8 @@ class Agent:
                                                                               {"include_usage": True}))
         started = time.perf_counter()
         try:
-            response = await either_way(self.client.chat.completions.create, **params)
+            create = self.client.chat.completions.create
+            response = await either_way(create, **for_this_sdk(create, params))
             if self.stream:
                 response = await self._assemble(response, state.iteration, emit)
         except RecursionError:
@@ -660,6 +662,35 @@ def _call_id(call: Any) -> Any:
     if isinstance(call, dict):
         return call.get("id")
     return getattr(call, "id", None)
+
+
+def for_this_sdk(create: Callable[..., Any], params: dict[str, Any]) -> dict[str, Any]:
+    """`params`, with those the installed SDK's `create` does not name moved into `extra_body`, which it sends
+    as they are: an older openai package raises TypeError for a newer parameter (openai-python#2499).
+
+    >>> def create(*, model, messages, extra_body=None): ...
+    >>> for_this_sdk(create, {"model": "m", "messages": [], "prompt_cache_key": "faq"})
+    {'model': 'm', 'messages': [], 'extra_body': {'prompt_cache_key': 'faq'}}
+    """
+    named = _named_parameters(getattr(create, "__func__", create))  # the function under a bound method: cached
+    unknown = [k for k in params if named is not None and k not in named and k not in SDK_OPTIONS]
+    if not unknown:
+        return params
+    moved = {k: v for k, v in params.items() if k not in unknown}
+    moved["extra_body"] = {**{k: params[k] for k in unknown}, **(params.get("extra_body") or {})}
+    return moved
+
+
+@functools.lru_cache(maxsize=64)
+def _named_parameters(function: Callable[..., Any]) -> frozenset[str] | None:
+    """The keyword parameters a function names; None when it takes any (**kwargs) or can't be read."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(p.name for p in parameters)
 
 
 def check_settings(**settings: Any) -> None:

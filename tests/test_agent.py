@@ -351,3 +351,20 @@ def test_event_classes_are_exported():
     for name in ("Event", "ModelRequest", "ModelResponse", "ToolStarted", "ToolFinished", "CapReached", "RunPaused",
                  "FinalAnswer"):
         assert getattr(mini_framework, name).__module__ == "mini_framework.events"
+
+
+def test_parameters_an_older_sdk_does_not_name_travel_in_extra_body():
+    sent = []
+
+    class OldSdk:  # like openai 1.97, whose create() has no prompt_cache_key (openai-python#2499)
+        def __init__(self):
+            self.chat = self.completions = self
+
+        def create(self, *, model, messages, tools=None, temperature=None, extra_body=None, timeout=None):
+            sent.append({"temperature": temperature, "extra_body": extra_body})
+            return ScriptedClient([]).create(model=model, messages=messages)
+
+    result = Agent(OldSdk(), "m", [get_weather], temperature=0, prompt_cache_key="faq",
+                   extra_body={"enable_thinking": False}).run("q")
+    assert result.text == "done"
+    assert sent == [{"temperature": 0, "extra_body": {"prompt_cache_key": "faq", "enable_thinking": False}}]
