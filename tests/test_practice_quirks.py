@@ -399,3 +399,14 @@ def test_a_thinking_agent_keeps_the_reasoning_and_runs_to_the_answer(server):
         result = Agent(client, "practice@deepseek@thinking", [get_weather], stream=stream).run("北京现在天气怎么样？")
         calling = [m for m in result.messages if m.get("tool_calls")]
         assert calling and all(m["reasoning_content"] for m in calling) and result.text
+
+
+def test_an_agent_answers_a_cut_call_without_running_it_and_the_retry_runs(server):
+    client = OpenAI(base_url=server.base_url, api_key="practice", max_retries=0)
+    plain = Agent(client, "practice", [get_weather]).run("北京和上海现在天气怎么样？")
+    for stream in (False, True):
+        result = Agent(client, "practice@cut", [get_weather], stream=stream).run("北京和上海现在天气怎么样？")
+        first, *rest = result.tool_results
+        assert first.failure == "truncated" and result.tool_results[1].failure == "truncated"
+        assert [r.content for r in rest[1:]] == [r.content for r in plain.tool_results]  # both made again, and run
+        assert result.text == plain.text

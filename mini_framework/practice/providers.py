@@ -16,8 +16,8 @@ A third kind puts a provider's deviations from OpenAI's wire format on the answe
 
     @ollama @gemini @dashscope @kimi @vllm @poolside @glm    one provider's shape; at most one of them,
                                                             and not with @deepseek's wording
-    @cut                                                    every reply with tool calls stops inside
-                                                            its last call's arguments, "length"
+    @cut                                                    a turn's first reply with tool calls stops
+                                                            inside its last call's arguments, "length"
     @thinking                                               DeepSeek's thinking mode: only with @deepseek
                                                             (or `thinking: {"type": "enabled"}` in the body)
 
@@ -78,7 +78,7 @@ class Flags:
     quirk: str | None = None
     """A provider's stream shape (`QUIRKS`), or None: OpenAI's."""
     cut: bool = False
-    """`@cut`: replies with tool calls stop inside their last call's arguments."""
+    """`@cut`: a turn's first reply with tool calls stops inside its last call's arguments."""
     thinking: bool = False
     """`@thinking`: DeepSeek's thinking mode (`reasoning_content`)."""
 

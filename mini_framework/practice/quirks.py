@@ -22,8 +22,9 @@ changing them is the point (`providers.without_quirks`):
     @poolside   Poolside, vLLM's harmony path  every later chunk of a call brings another id
     @glm        GLM-4.6 on vLLM                each call whole in one chunk, `content: ""` beside it and
                                                with the finish
-    @cut        max_tokens running out         every reply with tool calls stops half-way through its
-                                               last call's arguments, finish_reason "length"
+    @cut        max_tokens running out         the first reply with tool calls after the user's message
+                                               stops half-way through its last call's arguments,
+                                               finish_reason "length" (the retry fits)
     @thinking   DeepSeek's thinking mode       `reasoning_content` (deltas first in a stream), counted in
                 (with @deepseek)               the usage; a tool-calling turn sent back without it is a
                                                400 (`providers.reasoning_not_passed_back`)
@@ -342,17 +343,21 @@ def _glm_stream(chunks: Chunks, ctx: Context) -> Chunks:
     return out
 
 
-def cut(reply: Reply) -> Reply:
-    """A reply with tool calls, stopped half-way through its last call's arguments (by characters); other
-    replies unchanged. The arguments of a JSON object cut anywhere before its end are unfinished.
+def cut(reply: Reply, request: dict[str, Any]) -> Reply:
+    """The first reply with tool calls after the user's message, stopped half-way through its last call's
+    arguments (by characters); other replies unchanged: once told its call was cut, the model retries with
+    arguments that fit. The arguments of a JSON object cut anywhere before its end are unfinished.
 
-    >>> cut(Reply(tool_calls=(PlannedCall.of("f", {"city": "北京"}), PlannedCall.of("f", {"city": "上海"}))))
+    >>> ask = {"messages": [{"role": "user", "content": "北京和上海天气"}]}
+    >>> cut(Reply(tool_calls=(PlannedCall.of("f", {"city": "北京"}), PlannedCall.of("f", {"city": "上海"}))), ask)
     Reply(content=None, tool_calls=(PlannedCall(name='f', arguments='{"city":"北京"}'), \
 PlannedCall(name='f', arguments='{"city')), cut=True)
-    >>> cut(Reply(content="hi")) == Reply(content="hi")
+    >>> cut(Reply(content="hi"), ask) == Reply(content="hi")
     True
     """
-    if not reply.tool_calls:
+    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+    since_user = messages[max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1) + 1:]
+    if not reply.tool_calls or any(m.get("role") == "tool" for m in since_user):
         return reply
     *whole, last = reply.tool_calls
     half = last.arguments[:max(1, len(last.arguments) // 2)] if last.arguments else ""
@@ -464,8 +469,8 @@ QUIRKS: dict[str, Quirk] = {q.flag: q for q in (
           _poolside_stream),
     Quirk("glm", "GLM-4.6 on vLLM", "each call whole in one chunk, content \"\" beside it and beside the finish",
           ("https://github.com/GoogleCloudPlatform/kubectl-ai/pull/559",), _glm_stream),
-    Quirk("cut", "any provider, when max_tokens runs out", "a reply with tool calls stops half-way through its last "
-          "call's arguments, finish_reason \"length\" (streamed and not)",
+    Quirk("cut", "any provider, when max_tokens runs out", "the first reply with tool calls after the user's "
+          "message stops half-way through its last call's arguments, finish_reason \"length\" (streamed and not)",
           ("https://platform.openai.com/docs/api-reference/chat/object",)),
     Quirk("thinking", "DeepSeek (thinking mode, with @deepseek)", "reasoning_content deltas before the answer; a "
           "tool-calling turn sent back without its reasoning_content is a 400",

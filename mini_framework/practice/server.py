@@ -228,7 +228,7 @@ class PracticeServer:
         self.prompt_cache.remember(blocks)          # only what was answered (a 429 leaves nothing behind)
         rows = quirks.active(flags, thinking)       # a provider's deviations on the wire (`quirks.py`)
         ctx = quirks.context(flags, history, reply, plain, thinking)
-        reply = quirks.cut(reply) if flags.cut else reply
+        reply = quirks.cut(reply, history) if flags.cut else reply
         if streamed:
             return Response(200, chunks=quirks.on_stream(wire.stream(facts, reply), ctx, rows))
         return Response(200, quirks.on_body(wire.completion(facts, reply), ctx, rows))

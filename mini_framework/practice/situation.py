@@ -277,9 +277,13 @@ def parse_json(text: Any) -> Any:
         return text.strip()
 
 
+_CUT_OFF = re.compile(r'finish_reason "length"')   # how the framework's agent answers a call it did not run
+
+
 def _calls_after(messages: list[dict], start: int) -> tuple[tuple[Call, ...], int]:
     """The calls made after messages[start] paired with their results (the last MAX_CALLS_READ), and how many
-    rounds they took. Only the calls kept have their arguments and results parsed."""
+    rounds they took. Only the calls kept have their arguments and results parsed; a call answered as cut off
+    (finish_reason "length": it never ran) is not kept."""
     answers = {m.get("tool_call_id"): m for m in messages[start + 1:] if m.get("role") == "tool"}
     made: list[tuple[dict, dict]] = []
     rounds = 0
@@ -296,6 +300,8 @@ def _calls_after(messages: list[dict], start: int) -> tuple[tuple[Call, ...], in
         args = parse_json(fn.get("arguments"))
         text = value_of(fn, "arguments", str, "")
         answer = answers.get(tc.get("id"))
+        if answer is not None and _CUT_OFF.search(message_text(answer)[:200]):
+            continue  # answered without running: its reply was cut off, so the model makes the call again
         calls.append(Call(str(fn.get("name") or ""), args if isinstance(args, dict) else {},
                           parse_json(message_text(answer)) if answer is not None else None, text))
     return tuple(calls), rounds
