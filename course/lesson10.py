@@ -58,6 +58,7 @@ TEST_RUN = _test_run()
 CHAT_EXPORT = _chat_export()
 SHORT = ("The nightly backup finished at 03:12. 1,284 files were copied, 3 were skipped because they were "
          "open, and nothing failed. ") * 16  # about 1,900 characters, well under 1,000 tokens
+EDGE = TEST_RUN[:TEST_RUN.index("\n", 2_000) + 1]  # asked at exactly its tokens, and one less
 
 
 def _new_files(folder: Path, before: set[Path]) -> list[Path]:
@@ -69,8 +70,9 @@ def _names_path(returned: str, path: Path) -> bool:
 
 
 def _spill_one(spill_text: Callable[..., Any], text: str, name: str, folder: Path, max_tokens: int,
-               what: str) -> tuple[str, Path]:
-    """Spill one long text and check what came back and what was written; (returned text, file)."""
+               what: str, ends: bool = True) -> tuple[str, Path]:
+    """Spill one long text and check what came back and what was written; (returned text, file). `ends=False`
+    (a tiny max_tokens, where a few characters are all there is room for) skips looking for the head and the tail."""
     before = set(folder.iterdir())
     returned = spill_text(text, name, folder, max_tokens)
     solved(returned)
@@ -93,24 +95,38 @@ def _spill_one(spill_text: Callable[..., Any], text: str, name: str, folder: Pat
                              + (": it should hold all of it, not the cut version the model reads" if len(saved) <
                                 len(text) else ": it should hold exactly the text, nothing added")
                              + ". The file is where the rest can still be read")
-    start = text[:80]
-    if start not in returned:
-        raise AssertionError(f"the start of {what} ({start[:40]!r}…) is not in what the model reads: keep the head, "
-                             "it says what the output is")
-    end = text.rstrip()[-80:]
-    if end not in returned:
-        raise AssertionError(f"the end of {what} (…{end[-50:]!r}) is not in what the model reads: keep the tail "
-                             "too. That is where errors, summaries and exit codes are, the part a head-only cut "
-                             "loses")
-    opened, closed = returned.rfind("<system-reminder>"), returned.rfind("</system-reminder>")
-    if opened < 0 or closed < opened:
+    body = returned.rstrip()
+    closed = body.rfind("</system-reminder>")
+    if closed < 0 or body.rfind("<system-reminder>", 0, closed) < 0:
         raise AssertionError("end what the model reads with <system-reminder> … </system-reminder>: the note that "
                              "tells it the output was cut and where the rest is")
+    if closed + len("</system-reminder>") < len(body):
+        after = body[closed + len("</system-reminder>"):]
+        raise AssertionError(f"the reminder must come last, but {len(after):,} characters follow it "
+                             f"({after.strip()[:40]!r}…): return the head, the tail, and then the reminder, and "
+                             "nothing after it. Whatever comes after the reminder the model reads too, and pays for "
+                             "on every later request")
+    opened = body.rfind("<system-reminder>", 0, closed)
+    shown = returned[:opened]  # everything the model reads of the text itself
+    if ends:
+        start = text[:80]
+        if start not in shown:
+            raise AssertionError(f"the start of {what} ({start[:40]!r}…) is not in what the model reads before the "
+                                 "reminder: keep the head, it says what the output is")
+        end = text.rstrip()[-80:]
+        if end not in shown:
+            raise AssertionError(f"the end of {what} (…{end[-50:]!r}) is not in what the model reads before the "
+                                 "reminder: keep the tail too. That is where errors, summaries and exit codes are, the "
+                                 "part a head-only cut loses")
     if not _names_path(returned[opened:closed], path):
         raise AssertionError(f"the reminder should name the file's path ({path}), so the model can read it or tell "
                              "the user where it is")
-    used = estimate_tokens(returned[:opened])
-    if used > max_tokens * 1.3:
+    used = estimate_tokens(shown)
+    if used > max_tokens * 1.3 + 30:  # 30: room for a line saying how much is not shown
+        if len(shown) >= len(text):
+            raise AssertionError(f"with max_tokens={max_tokens:,}, the model reads the whole of {what} ({used:,} "
+                                 "tokens) before the reminder. If your tail is text[-n:], look at n: when it comes to "
+                                 "0, text[-0:] is the whole text (-0 is 0). text[len(text) - n:] is empty for n = 0")
         raise AssertionError(f"the model reads {used:,} tokens of {what} (before the reminder), with max_tokens="
                              f"{max_tokens:,}: cut it to about max_tokens (for instance a share of the characters: "
                              "len(text) * max_tokens // estimate_tokens(text))")
@@ -128,6 +144,7 @@ def spill_text(spill_text: Callable[..., Any]) -> CheckResult:
                 _spill_one(spill_text, text, name, folder, max_tokens, what)
             again = _test_run(failures=1).replace("84.20s", "85.02s")
             _, second = _spill_one(spill_text, again, "run_tests", folder, 1_000, "a second test run")
+            _spill_one(spill_text, TEST_RUN, "run_tests", folder, 1, "the test run", ends=False)
             for file in folder.iterdir():
                 if file != second and file.read_text(encoding="utf-8", errors="replace") == again:
                     raise AssertionError("two spills went into one file")
@@ -135,18 +152,26 @@ def spill_text(spill_text: Callable[..., Any]) -> CheckResult:
             if len(kept) < 3:
                 raise AssertionError("a second spill replaced an earlier file: every spill needs a new name "
                                      "(random), or an earlier result the model was told about is gone")
-            for text, what in [(SHORT, f"a {len(SHORT):,}-character text of {estimate_tokens(SHORT)} tokens"),
-                               ("ok", "the two-character text 'ok'")]:
+            edge = estimate_tokens(EDGE)
+            for text, limit, what in [
+                    (SHORT, 1_000, f"a {len(SHORT):,}-character text of {estimate_tokens(SHORT)} tokens is within "
+                                   "max_tokens=1,000"),
+                    ("ok", 1_000, "the two-character text 'ok' is within max_tokens=1,000"),
+                    (EDGE, edge, f"a text of exactly {edge} tokens, with max_tokens={edge}, is at the limit, and "
+                                 "'at most max_tokens' includes it (<=, not <)")]:
                 before = set(folder.iterdir())
-                returned = spill_text(text, "backup", folder, 1_000)
+                returned = spill_text(text, "backup", folder, limit)
                 if returned != text:
-                    raise AssertionError(f"{what} is within max_tokens=1,000: return it unchanged, not "
-                                         f"{returned!r:.80}" + (" (count tokens with estimate_tokens, not "
-                                                                "characters with len)" if len(text) > 1_000 else ""))
+                    raise AssertionError(f"{what}: return it unchanged, not {returned!r:.80}"
+                                         + (" (count tokens with estimate_tokens, not characters with len)"
+                                            if len(text) > limit and text is not EDGE else ""))
                 if _new_files(folder, before):
-                    raise AssertionError(f"{what} fits, yet a file was written: spill only what is too long")
-            return ("the test run and the Chinese export cut to head + tail + a reminder naming a new file that "
-                    "holds all of it; short texts untouched")
+                    raise AssertionError(f"{what}, yet a file was written: spill only what is too long")
+            _spill_one(spill_text, EDGE, "backup", folder, edge - 1, f"a text of {edge} tokens, one over "
+                                                                    f"max_tokens={edge - 1},")
+            return ("the test run and the Chinese export cut to head + tail + a reminder (last) naming a new file "
+                    "that holds all of it, even at max_tokens=1; a text at the limit and short texts untouched, "
+                    "one token over it spilled")
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     return run_check(1, test, "A short text needs nothing. For a long one, write the file first, then keep both "
@@ -183,7 +208,9 @@ def conversation(rng: random.Random) -> list[dict[str, Any]]:
             messages.append({"role": "assistant", "content": rng.choice([None, _text(rng, 5)]), "tool_calls": calls})
             messages.extend({"role": "tool", "tool_call_id": c["id"], "content": _text(rng, 40)} for c in calls)
 
-    for _ in range(rng.randint(1, 6)):
+    for turn in range(rng.randint(1, 6)):
+        if turn and rng.random() < 0.15:  # a system message later on: a summary, a change of instructions
+            messages.append({"role": "system", "content": "From here on: " + _text(rng, 6)})
         messages.append({"role": "user", "content": _text(rng, 15)})
         rounds(3)
         messages.append({"role": "assistant", "content": _text(rng, 25)})
@@ -223,6 +250,10 @@ WRITTEN = [
 ]
 
 
+# the same chat with a system message in its middle, where an app adds one (the customer has logged in)
+WITH_LATER_SYSTEM = [*WRITTEN[:5], {"role": "system", "content": "顾客已登录：张三（user_id 1001）。"}, *WRITTEN[5:]]
+
+
 def units_of(messages: list[dict[str, Any]]) -> tuple[list[list[int]], int]:
     """The droppable units before the last user message (oldest first), and where that message is."""
     last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
@@ -254,12 +285,21 @@ def _accepted(kept: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _positions(messages: list[dict[str, Any]], kept: list[Any]) -> list[int]:
+def _positions(messages: list[dict[str, Any]], kept: list[Any], what: str) -> list[int]:
     """Where each kept message is in `messages` (matched in order); AssertionError for one that isn't there."""
     positions, start = [], 0
     for n, message in enumerate(kept):
         at = next((i for i in range(start, len(messages)) if messages[i] is message or messages[i] == message), None)
         if at is None:
+            was = next((i for i in range(len(messages)) if messages[i] is message or messages[i] == message), None)
+            if was is not None:
+                before = positions[-1]  # the kept message put in front of it, later in the history
+                system = next((i for i in (was, before) if messages[i].get("role") == "system"), None)
+                moved = (f"messages[{system}] is a system message later in the history (a summary, a change of "
+                         "instructions): it applies from where it is, so keep every system message in its place, "
+                         "not gathered at the front" if system is not None else "keep the history's order")
+                raise AssertionError(f"{what}: the message you returned at position {n} is messages[{was}], but you "
+                                     f"put it after messages[{before}], which comes later in the history. {moved}")
             raise AssertionError(f"the message you returned at position {n} ({message!r:.80}) is not one of the input "
                                  "messages, in their order: return the messages you keep, unchanged and in order")
         positions.append(at)
@@ -277,7 +317,7 @@ def _judge(trim: Callable[..., Any], messages: list[dict[str, Any]], budget: int
                              "it was (the run still needs the whole of it)")
     if not isinstance(kept, list):
         raise AssertionError(f"return a list of messages, not {type(kept).__name__}")
-    positions = _positions(given, kept)
+    positions = _positions(given, kept, what)
     units, last_user = units_of(messages)
     roles = [messages[i]["role"] for i in positions]
     for i, m in enumerate(messages):
@@ -295,8 +335,13 @@ def _judge(trim: Callable[..., Any], messages: list[dict[str, Any]], budget: int
                              "them together or drop them together")
     used = tokens(kept)
     if used > budget:
-        raise AssertionError(f"{what}: you kept {used} tokens, over the budget of {budget}: drop more of the oldest "
-                             "units, and count what you keep with count(kept)")
+        still = [unit[0] for unit in units if unit[0] in positions]
+        raise AssertionError(f"{what}: you kept {used} tokens, over the budget of {budget}, and messages[{still[0]}] "
+                             f"({messages[still[0]]['role']}), older than the question, is still there. The turn that "
+                             f"must stay is the latest user message (messages[{last_user}], the last with role "
+                             "'user', not the first) and what follows it; every unit between the system prompt and it "
+                             "can go, oldest first, until count(kept) fits"
+                             if still else f"{what}: you kept {used} tokens, over the budget of {budget}")
     dropped = [n for n, unit in enumerate(units) if unit[0] not in positions]
     kept_units = [n for n, unit in enumerate(units) if unit[0] in positions]
     if dropped and kept_units and max(dropped) > min(kept_units):
@@ -320,6 +365,10 @@ def trim(trim: Callable[..., Any]) -> CheckResult:
         for budget in (full, full - 1, 300, fixed):
             _judge(trim, WRITTEN, budget, f"the lesson's chat trimmed to {budget} tokens")
             checked += 1
+        for budget in (tokens(WITH_LATER_SYSTEM), 300):
+            _judge(trim, WITH_LATER_SYSTEM, budget, f"the lesson's chat with a system message at messages[5], "
+                                                    f"trimmed to {budget} tokens")
+            checked += 1
         for seed in range(30):
             rng = random.Random(seed)
             messages = conversation(rng)
@@ -330,7 +379,7 @@ def trim(trim: Callable[..., Any]) -> CheckResult:
                 _judge(trim, messages, budget, f"random conversation {seed} ({len(messages)} messages) trimmed to "
                                                f"{budget} tokens")
                 checked += 1
-        return (f"{checked} trims of 31 conversations: the system prompt and the last turn kept, calls and answers "
+        return (f"{checked} trims of 32 conversations: the system prompt and the last turn kept, calls and answers "
                 "together, within budget, nothing dropped that fitted; the practice server accepted every one")
     return run_check(2, test, "Group the history into units first (a call with its answers is one); then drop whole "
                               "units from the oldest on, until count(kept) fits.", recipe=hint.recipes[2])
@@ -373,6 +422,40 @@ def refund_order(order_id: str, amount: float) -> str:
     return "refunded"
 
 
+@tool(requires_approval=lambda args: args.amount > 100)
+def refund_payment(order_id: str, amount: float) -> str:
+    """Refund part of a payment (a person approves refunds over 100 yuan)."""
+    return "refunded"
+
+
+@tool
+def get_route(origin: str, destination: str) -> str:
+    """A driving route between two places."""
+    return f"{origin} → {destination}: 1,213 km"
+
+
+ROUTES = [  # (two requests that must get different keys, what differs)
+    ('{"origin":"北京","destination":"上海"}', '{"origin":"上海","destination":"北京"}',
+     "the two places swapped: the other way round is another route"),
+    ('{"origin":"北京市,朝阳区","destination":"上海"}', '{"origin":"北京市","destination":"朝阳区,上海"}',
+     "a comma inside a value: the values joined with commas read the same"),
+]
+
+
+def _key_there(cache_key: Callable[[Tool, str], Any], tool_name: str, arguments: str) -> Any:
+    """Run in another process (lesson 12's helper sends cache_key there by value): the key of one of these tools."""
+    return cache_key(globals()[tool_name], arguments)
+
+
+def _names_used(code: Any) -> set[str]:
+    """The names (attributes included) a function's code uses, nested code too."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names_used(const)
+    return names
+
+
 BASE = '{"city":"北京","days":3}'
 SAME = [  # (two spellings of one request, what must not matter)
     (BASE, '{"days":3,"city":"北京"}', "the order of the keys"),
@@ -397,6 +480,16 @@ def cache_key(cache_key: Callable[[Tool, str], Any]) -> CheckResult:
     """Exercise 3: one key per request however it is written, the tool's name in it, None for tools that act."""
     def test() -> str:
         base = _key(cache_key, get_forecast, BASE)
+        used = _names_used(getattr(cache_key, "__code__", None) or compile("", "", "exec"))
+        if base is None and "needs_approval" in used:
+            raise AssertionError("cache_key returned None for get_forecast, which neither has side effects nor needs "
+                                 "approval: your condition is true for every tool. tool.needs_approval is a method "
+                                 "(it asks about one call's validated arguments), and a method, not called, is always "
+                                 "true. Look at the tool's declaration instead: tool.requires_approval is not False")
+        if base is None and used & {"side_effects", "requires_approval", "prepare"}:
+            raise AssertionError("cache_key returned None for get_forecast, which neither has side effects nor needs "
+                                 "approval (side_effects is False, requires_approval is False): your condition is true "
+                                 "for it, so nothing would ever be cached")
         solved(base)
         for first, arguments, why in SAME:
             if _key(cache_key, get_forecast, arguments) != _key(cache_key, get_forecast, first):
@@ -408,6 +501,11 @@ def cache_key(cache_key: Callable[[Tool, str], Any]) -> CheckResult:
             if _key(cache_key, get_forecast, arguments) == base:
                 raise AssertionError(f"get_forecast with {BASE} and with {arguments} got the same key, but {why} "
                                      "differs: the second call would get the first one's result")
+        for first, second, why in ROUTES:
+            if _key(cache_key, get_route, first) == _key(cache_key, get_route, second):
+                raise AssertionError(f"get_route with {first} and with {second} got the same key, but they ask for "
+                                     f"different routes ({why}). Keep each value with its parameter's name in the "
+                                     "key: json.dumps of the validated dict, with sort_keys=True, not the values alone")
         if _key(cache_key, get_air_quality, BASE) == base:
             raise AssertionError(f"get_forecast and get_air_quality with the same arguments ({BASE}) got the same key: "
                                  "put the tool's name in the key, or the air quality comes back as a forecast")
@@ -418,8 +516,22 @@ def cache_key(cache_key: Callable[[Tool, str], Any]) -> CheckResult:
         if _key(cache_key, refund_order, '{"order_id":"202405220012","amount":30}') is not None:
             raise AssertionError("refund_order needs approval (requires_approval=True), and it got a key: a cached "
                                  "'refunded' would skip both the person and the refund. Return None for it")
-        return (f"one key however a request is written ({len(SAME)} pairs), different keys for other requests and "
-                "for another tool, none for tools that send or need approval")
+        if _key(cache_key, refund_payment, '{"order_id":"202405220012","amount":30}') is not None:
+            raise AssertionError("refund_payment declares requires_approval=lambda args: args.amount > 100, and a "
+                                 "refund of 30 got a key. This call needs no person, but it still refunds: a tool "
+                                 "with an approval rule acts, whatever one call's amount. Decide on the tool's "
+                                 "declaration, not on one call: return None when tool.requires_approval is not False")
+        from .lesson12 import _in_another_process  # lesson 12's way to run a function in a new Python process
+
+        there = _in_another_process(_key_there, cache_key, "get_forecast", BASE)
+        if there is not None and there != repr(base):
+            raise AssertionError(f"in another Python process the same call got another key ({there:.40} instead of "
+                                 f"{base!r:.40}). A cache is often shared by several worker processes, or kept across "
+                                 "a restart, so the key must be the same in every process, and Python's hash() of a "
+                                 "string is salted anew in each one (PYTHONHASHSEED): use the canonical text itself "
+                                 "(or hashlib.sha256(text.encode()).hexdigest()), never hash()")
+        return (f"one key however a request is written ({len(SAME)} pairs), in any process; different keys for "
+                "other requests, swapped values and another tool; none for tools that send or may need approval")
     return run_check(3, test, "Same request, same key: validate first, then write the arguments in one fixed form, "
                               "next to the tool's name.", recipe=hint.recipes[3])
 

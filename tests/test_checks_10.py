@@ -46,6 +46,51 @@ def wrong_spill(**options):
     return spill_text_
 
 
+def reminder_first_then_everything(text, tool_name, folder, max_tokens=1_000):
+    """The reminder, then the whole text: nothing cut."""
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    path = Path(folder) / f"tool_result_{tool_name}_{secrets.token_hex(4)}.txt"
+    path.write_text(text, encoding="utf-8")
+    return REMINDER.format(path=path) + "\n" + text
+
+
+def reminder_first_then_the_cut(text, tool_name, folder, max_tokens=1_000):
+    """The right cut, but the reminder comes first."""
+    returned = spill_text(text, tool_name, folder, max_tokens)
+    if returned is text:
+        return text
+    opened = returned.index("<system-reminder>")
+    return returned[opened:] + "\n" + returned[:opened]
+
+
+def cut_then_everything_again(text, tool_name, folder, max_tokens=1_000):
+    """The right cut and reminder, then the whole text appended after it."""
+    returned = spill_text(text, tool_name, folder, max_tokens)
+    return returned if returned is text else returned + "\n" + text
+
+
+def strictly_under(text, tool_name, folder, max_tokens=1_000):
+    """`<` instead of `<=`: a text of exactly max_tokens tokens is spilled."""
+    if estimate_tokens(text) == max_tokens:
+        return spill_text(text, tool_name, folder, max_tokens, always=True)
+    return spill_text(text, tool_name, folder, max_tokens)
+
+
+def minus_tail(text, tool_name, folder, max_tokens=1_000):
+    """A learner's first attempt: tail = int(...), then text[-tail:], which is the whole text when tail is 0."""
+    total = estimate_tokens(text)
+    if total <= max_tokens:
+        return text
+    path = Path(folder) / f"tool_result_{tool_name}_{secrets.token_hex(4)}.txt"
+    path.write_text(text, encoding="utf-8")
+    chars_per_token = len(text) / total
+    head = int(max_tokens * 0.75 * chars_per_token)
+    tail = int(max_tokens * 0.25 * chars_per_token)
+    return (text[:head] + f"\n[… {len(text) - head - tail:,} characters not shown …]\n" + text[-tail:]
+            + f"\n<system-reminder>\nThe output was too long; the whole of it is in {path}.\n</system-reminder>")
+
+
 def returns_a_dict(text, tool_name, folder, max_tokens=1_000):
     """The parts, as a dict: the model reads text."""
     return {"head": text[:100], "tail": text[-100:], "file": str(folder)}
@@ -55,9 +100,12 @@ def returns_a_dict(text, tool_name, folder, max_tokens=1_000):
 
 
 def trim(messages, budget, count, *, units=True, keep_system=True, keep_tail=True, respect_budget=True,
-         gaps=False, strict=False, newest_first=False, copy=False):
+         gaps=False, strict=False, newest_first=False, copy=False, first_user=False, systems_first=False):
     """The solution, and (through the options) the ways it goes wrong."""
-    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    if systems_first:  # every system message moved to the front
+        messages = [m for m in messages if m["role"] == "system"] + [m for m in messages if m["role"] != "system"]
+    pick = min if first_user else max  # first_user: the first user message taken as the question
+    last_user = pick(i for i, m in enumerate(messages) if m["role"] == "user")
     end = last_user if keep_tail else len(messages)  # keep_tail=False: the question is droppable too
     groups, i = [], 0
     while i < end:
@@ -138,9 +186,12 @@ def in_place(messages, budget, count):
 
 
 def cache_key(tool: Tool, arguments: str, *, refuse_side_effects=True, refuse_approval=True, name=True,
-              how="validated"):
+              how="validated", per_call=False):
     """The solution, and (through the options) the ways it goes wrong."""
-    if (refuse_side_effects and tool.side_effects) or (refuse_approval and tool.requires_approval is not False):
+    if per_call:  # asks whether this one call needs approval
+        if tool.side_effects or tool.needs_approval(prepare(tool, arguments)):
+            return None
+    elif (refuse_side_effects and tool.side_effects) or (refuse_approval and tool.requires_approval is not False):
         return None
     prefix = tool.name + " " if name else ""
     if how == "raw":
@@ -153,6 +204,12 @@ def cache_key(tool: Tool, arguments: str, *, refuse_side_effects=True, refuse_ap
     if how == "sorted":
         return prefix + json.dumps(parsed, sort_keys=True, ensure_ascii=False)
     values = prepare(tool, arguments).model_dump(mode="json")
+    if how == "sorted values":
+        return prefix + json.dumps(sorted(map(str, values.values())), ensure_ascii=False)
+    if how == "joined values":
+        return prefix + ",".join(str(v) for v in values.values())
+    if how == "hash":
+        return str(hash(prefix + json.dumps(values, sort_keys=True, ensure_ascii=False)))
     return prefix + json.dumps(values, sort_keys=True, ensure_ascii=False)
 
 
@@ -160,6 +217,13 @@ def wrong_key(**options):
     def cache_key_(tool, arguments):
         return cache_key(tool, arguments, **options)
     return cache_key_
+
+
+def method_as_flag(tool, arguments):
+    """`tool.needs_approval` without calling it: a method is always true, so every tool gets None."""
+    if tool.side_effects or tool.needs_approval:
+        return None
+    return tool.name + json.dumps(prepare(tool, arguments).model_dump(mode="json"), sort_keys=True)
 
 
 def key_as_tuple(tool, arguments):
@@ -178,6 +242,11 @@ CASES = {
         [wrong_spill(names_path=False)],  # the reminder does not say where the file is
         [wrong_spill(cut=False)],  # the whole text sent, plus a reminder
         [wrong_spill(fixed_name=True)],  # one name per tool: the second spill overwrites the first
+        [reminder_first_then_everything],  # the reminder, then the whole text
+        [reminder_first_then_the_cut],  # the reminder before the head and the tail
+        [cut_then_everything_again],  # a right answer, then the whole text after the reminder
+        [strictly_under],  # < instead of <=: a text at the limit spilled
+        [minus_tail],  # text[-tail:] with tail == 0 at a tiny max_tokens: the whole text
         [returns_a_dict],
         [boom],
     ]),
@@ -192,6 +261,8 @@ CASES = {
         [wrong_trim(strict=True)],  # one unit too many (< instead of <=)
         [system_and_question],  # drops everything droppable
         [in_place],  # changes the caller's history
+        [wrong_trim(first_user=True)],  # the first user message taken as the question: nothing droppable
+        [wrong_trim(systems_first=True)],  # a later system message moved to the front
         [boom],
     ]),
     "cache_key": (lesson10.cache_key, [cache_key], [stub], [
@@ -204,6 +275,11 @@ CASES = {
         [wrong_key(refuse_approval=False)],  # a tool that needs approval cached
         [wrong_key(refuse_side_effects=False)],  # side effects not looked at
         [key_as_tuple],  # a tuple, not a string
+        [method_as_flag],  # `or tool.needs_approval` (a method, always true): None for every tool
+        [wrong_key(per_call=True)],  # needs_approval(validated) per call: a refund of 30 under a rule gets a key
+        [wrong_key(how="sorted values")],  # the values without their names: a swapped route reads the same
+        [wrong_key(how="joined values")],  # values joined with commas: a comma inside a value reads the same
+        [wrong_key(how="hash")],  # str(hash(...)): another key in another process
         [boom],
     ]),
 }
@@ -233,6 +309,25 @@ def test_messages_teach():
     assert "system prompt" in said or "one unit" in said
     said = lesson10.cache_key(wrong_key(refuse_side_effects=False, refuse_approval=False)).message
     assert "send_email" in said and "None" in said
+
+
+def test_the_new_messages_say_what_happened():
+    said = lesson10.spill_text(minus_tail).message
+    assert "text[-0:]" in said
+    said = lesson10.spill_text(cut_then_everything_again).message
+    assert "must come last" in said
+    said = lesson10.spill_text(strictly_under).message
+    assert "<=, not <" in said
+    said = lesson10.trim(wrong_trim(first_user=True)).message
+    assert "latest user message" in said and "drop more" not in said
+    said = lesson10.trim(wrong_trim(systems_first=True)).message
+    assert "in its place" in said
+    result = lesson10.cache_key(method_as_flag)
+    assert result.status == "wrong" and "needs_approval is a method" in result.message
+    said = lesson10.cache_key(wrong_key(how="hash")).message
+    assert "every process" in said and "hash()" in said
+    said = lesson10.cache_key(wrong_key(per_call=True)).message
+    assert "refund_payment" in said
 
 
 def test_the_spill_check_cleans_up_its_folder(tmp_path, monkeypatch):
