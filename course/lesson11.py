@@ -3,7 +3,9 @@
 Exercise 1 feeds the learner's assembler streams built here, as dict chunks shaped like the ones the
 lesson printed: a text answer, two calls whose argument fragments interleave, split at every point of
 their Chinese arguments (one written with `\\u` escapes) and at random (the same on every run), headers
-out of order, a server that repeats the header, a reply cut off inside the arguments.
+out of order, a server that repeats the header with a new id on every chunk, streams shaped like Kimi's
+and DashScope's (null or "" id, type and name on later chunks, a delta without `function`), a chunk after
+the finish (finish_reason null), a finish_reason sent twice, a reply cut off inside the arguments.
 Exercise 2 runs the learner's row over streams with the shapes Ollama and Gemini send, then through the
 framework's assembler with its own rows switched off (`Assembler(quirks=())`), which refuses a delta
 without an index.
@@ -12,7 +14,10 @@ documentation states them:
 https://platform.claude.com/docs/en/agents-and-tools/tool-use/handle-tool-calls (tool_use and
 tool_result blocks), https://platform.claude.com/docs/en/agents-and-tools/tool-use/parallel-tool-use
 (every result of one turn in the next user message) and https://docs.anthropic.com/en/api/messages
-(roles "user" and "assistant"; the system prompt is the top-level `system` field).
+(roles "user" and "assistant"; the system prompt is the top-level `system` field). Two rules seen in 400s:
+a text block must not be empty ("messages: text content blocks must be non-empty",
+https://github.com/anthropics/anthropic-sdk-python/issues/461), and a key the API does not know is refused
+("messages.0.name: Extra inputs are not permitted", https://github.com/microsoft/autogen/issues/3034).
 """
 from __future__ import annotations
 
@@ -20,6 +25,8 @@ import copy
 import itertools
 import json
 import random
+import re
+import traceback
 from typing import Any, Callable
 
 from mini_framework.streaming import Assembler, StreamError
@@ -50,8 +57,11 @@ def header(index: int, call_id: str, name: str = "get_weather", arguments: str =
     return {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def fragment(index: int, arguments: str) -> dict[str, Any]:
-    return {"index": index, "function": {"arguments": arguments}}
+def fragment(index: int, arguments: str, **fields: Any) -> dict[str, Any]:
+    """A later delta of a call: its index and a piece of the arguments (and, from some servers, `fields` such as
+    "id": None, "type": "", or a "name" of None inside function)."""
+    name = {"name": fields.pop("name")} if "name" in fields else {}
+    return {"index": index, **fields, "function": {**name, "arguments": arguments}}
 
 
 def calls_chunk(*deltas: dict[str, Any]) -> dict[str, Any]:
@@ -69,12 +79,13 @@ def split(text: str, points: list[int]) -> list[str]:
 
 
 def two_calls(first: list[str], second: list[str], rng: random.Random | None = None,
-              headers: tuple[int, ...] = (0, 1)) -> list[dict[str, Any]]:
-    """Two get_weather calls: both headers, then the fragments of the two interleaved (alternating, or in a
-    random order from `rng`), each call's own fragments in order; the finish chunk; the usage chunk."""
-    ids = {0: ID0, 1: ID1}
+              headers: tuple[int, ...] = (0, 1), ids: tuple[str, str] = (ID0, ID1), later: dict | None = None,
+              first_arguments: Any = "") -> list[dict[str, Any]]:
+    """Two get_weather calls: both headers (their arguments `first_arguments`), then the fragments of the two
+    interleaved (alternating, or in a random order from `rng`), each call's own fragments in order, each with
+    the extra `later` fields; the finish chunk; the usage chunk."""
     stream = [chunk({"role": "assistant", "content": None})]
-    stream += [calls_chunk(header(i, ids[i])) for i in headers]
+    stream += [calls_chunk(header(i, ids[i], arguments=first_arguments)) for i in headers]
     lanes = [[(0, p) for p in first], [(1, p) for p in second]]
     while lanes[0] or lanes[1]:
         if rng is None:
@@ -84,14 +95,14 @@ def two_calls(first: list[str], second: list[str], rng: random.Random | None = N
         for lane in order:
             if lanes[lane]:
                 index, piece = lanes[lane].pop(0)
-                stream.append(calls_chunk(fragment(index, piece)))
+                stream.append(calls_chunk(fragment(index, piece, **(later or {}))))
     return stream + [chunk({}, "tool_calls"), usage_chunk()]
 
 
 EXPECTED = [{"id": ID0, "name": "get_weather", "arguments": ARGS0},
             {"id": ID1, "name": "get_weather", "arguments": ARGS1}]
 
-TEXT = ["北京", "明天", "晴，", "最高", " 25", "°C", "。"]
+TEXT = ["北京", "明天", "晴，", "最高", " 25", "°C", "。"]  # Beijing tomorrow: sunny, up to 25°C.
 TEXT_STREAM = ([chunk({"role": "assistant", "content": "", "refusal": None})] + [chunk({"content": t}) for t in TEXT]
                + [chunk({}, "stop"), usage_chunk()])
 
@@ -110,15 +121,23 @@ def _explained(error: Exception) -> str:
                 "'ty\": \"北') and is not JSON on its own. Add the pieces up as text and leave the parsing to whoever "
                 "runs the call, after the stream has ended")
     if isinstance(error, IndexError):
-        return (f"IndexError{where}: the last chunk (the usage, asked for with stream_options.include_usage) has "
-                "choices: [], so choices[0] fails. Loop over chunk['choices'] instead")
+        line = traceback.extract_tb(error.__traceback__)[-1].line or ""  # the line that raised
+        if "choices" in line:
+            return (f"IndexError{where}: the last chunk (the usage, asked for with stream_options.include_usage) "
+                    "has choices: [], so choices[0] fails. Loop over chunk['choices'] instead")
+        return (f"IndexError{where}: a list position that is not there yet. Headers can come out of order (this "
+                "check sends the header of index 1 before the header of index 0), so a list that grows as headers "
+                "arrive has no place for them. Keep the calls in a dict keyed by index, and sort by index at the end")
     if isinstance(error, TypeError) and "NoneType" in str(error):
         return (f"TypeError: {error}{where}. A field in a delta can be null (the first chunk has \"content\": null "
                 "when the reply starts with a call): treat null and missing alike, e.g. delta.get('content') or ''")
     if isinstance(error, KeyError) and error.args and error.args[0] in DELTA_FIELDS:
+        without = (" Some servers even send a call delta without 'function' at all ({\"index\": 1, \"id\": \"\"}, "
+                   "closing a call): treat a missing function like an empty one."
+                   if error.args[0] == "function" else "")
         return (f"KeyError {error}{where}: not every delta has every field. The header of a call brings index, id "
                 "and name; the fragments after it bring only index and function.arguments; the finish chunk has an "
-                "empty delta. Read fields with .get()")
+                f"empty delta.{without} Read fields with .get()")
     return ""
 
 
@@ -153,7 +172,25 @@ def _arrival(chunks: list[dict[str, Any]]) -> str:
     return "index " + ", ".join(order[:12]) + (", …" if len(order) > 12 else "")
 
 
+def _sent(chunks: list[dict[str, Any]]) -> tuple[dict[Any, list[Any]], dict[Any, str]]:
+    """Per index: the ids its deltas sent (non-empty, in order), and its arguments without the pieces that rode
+    in a chunk with an id or a name (what a reader that skips those pieces would get)."""
+    ids: dict[Any, list[Any]] = {}
+    bare: dict[Any, str] = {}
+    for c in chunks:
+        for ch in c["choices"]:
+            for d in (ch.get("delta") or {}).get("tool_calls") or []:
+                function = d.get("function") or {}
+                if d.get("id"):
+                    ids.setdefault(d.get("index"), []).append(d["id"])
+                piece = function.get("arguments") if isinstance(function.get("arguments"), str) else ""
+                bare[d.get("index")] = bare.get(d.get("index"), "") + ("" if d.get("id") or function.get("name")
+                                                                       else piece)
+    return ids, bare
+
+
 def _same_calls(calls: list[dict], expected: list[dict], chunks: list[dict[str, Any]], what: str) -> None:
+    sent_ids, bare = _sent(chunks)
     if len(calls) != len(expected):
         merged = " The two calls came out as one: a fragment belongs to the call its index names, not to the call " \
                  "that arrived (or opened) last." if len(calls) < len(expected) else ""
@@ -165,13 +202,37 @@ def _same_calls(calls: list[dict], expected: list[dict], chunks: list[dict[str, 
         if got.get("name") != want["name"]:
             doubled = " The name came more than once (this server repeats the header on later chunks): keep the " \
                       "first name a call gets, never add names up." if want["name"] in str(got.get("name")) else ""
+            null = " This stream sends \"name\": null (or \"\") on the chunks after the header: null and \"\" " \
+                   "mean 'nothing new here', not 'the name is now empty'. Keep the first name." \
+                if not got.get("name") else ""
             raise AssertionError(f"{what}: call {i} is named {got.get('name')!r}, it should be "
-                                 f"{want['name']!r}.{doubled}")
+                                 f"{want['name']!r}.{doubled}{null}")
         if got.get("id") != want["id"]:
-            order = " Return the calls in the order of their index, whatever order their headers arrived in." \
-                if got.get("id") in {w["id"] for w in expected} else ""
-            raise AssertionError(f"{what}: call {i} has id {got.get('id')!r}, it should be {want['id']!r}. The id "
-                                 f"comes once, in the header; the fragments after it carry none.{order}")
+            if got.get("id") in {w["id"] for w in expected}:
+                why = (" The id comes in the header. Return the calls in the order of their index, whatever order "
+                       "their headers arrived in.")
+            elif got.get("id") in sent_ids.get(i, [])[1:]:
+                why = (" This server sends the header again with a NEW id on every chunk of the same call (Poolside's "
+                       "did): the first id is the call's, the one its result must answer. Keep the first; a later "
+                       "id changes nothing.")
+            elif not got.get("id"):
+                why = (" The id comes in the header; this stream's later chunks send \"id\": null or \"\" (Kimi's "
+                       "and DashScope's do). null and \"\" mean 'no id here', not 'the id is now empty': keep the "
+                       "first id.")
+            else:
+                why = " The id comes once, in the header; the fragments after it carry none."
+            raise AssertionError(f"{what}: call {i} has id {got.get('id')!r}, it should be {want['id']!r}.{why}")
+        if got["arguments"] != want["arguments"] and re.sub(r"\s", "", got["arguments"]) == \
+                re.sub(r"\s", "", want["arguments"]):
+            raise AssertionError(
+                f"{what}: call {i}'s arguments came out as {got['arguments']!r:.80}, they should be "
+                f"{want['arguments']!r}. Add the fragments exactly as sent: a fragment's spaces are part of the "
+                "text (inside a string value they are part of the value), so never strip them")
+        if got["arguments"] != want["arguments"] and got["arguments"] == bare.get(i):
+            raise AssertionError(
+                f"{what}: call {i}'s arguments came out as {got['arguments']!r:.80}, they should be "
+                f"{want['arguments']!r}. A chunk that carries the id and name can carry arguments too (this "
+                "server sends some in its headers): add every delta's arguments, header or not")
         if got["arguments"] != want["arguments"]:
             raise AssertionError(
                 f"{what}: call {i}'s arguments came out as {got['arguments']!r:.80}, they should be "
@@ -183,8 +244,9 @@ def assemble(assemble: Callable[[Any], Any]) -> CheckResult:
     """Exercise 1: streams split and interleaved every way, the text, the calls by index, the finish_reason."""
     def test() -> str:
         text, calls, finish = _run(assemble, TEXT_STREAM, "a text answer")
-        assert text == "".join(TEXT), (f"for a streamed text answer the text should be {''.join(TEXT)!r}, got "
-                                       f"{text!r:.80}: add up every delta's content, in order")
+        assert text == "".join(TEXT), (f"for a streamed text answer the text should be {''.join(TEXT)!r} (Beijing "
+                                       f"tomorrow: sunny, up to 25°C), got {text!r:.80}: add up every delta's "
+                                       "content, in order")
         assert calls == [], f"a text answer has no calls, but you returned {calls!r:.80}"
         assert finish == "stop", (f"finish_reason should be 'stop' (the chunk before the usage chunk says so), not "
                                   f"{finish!r}: keep the last finish_reason a choice sends")
@@ -211,10 +273,38 @@ def assemble(assemble: Callable[[Any], Any]) -> CheckResult:
         _same_calls(_run(assemble, late, "index 1 first")[1], EXPECTED, late,
                     "a stream where the header of index 1 arrived before the header of index 0")
         repeated = ([chunk({"role": "assistant", "content": None}), calls_chunk(header(0, ID0))]
-                    + [calls_chunk(header(0, ID0, arguments=p)) for p in split(ARGS0, [7, 16])]
+                    + [calls_chunk(header(0, f"call_again{n}", arguments=p))
+                       for n, p in enumerate(split(ARGS0, [7, 16]))]
                     + [calls_chunk(header(1, ID1, arguments=ARGS1)), chunk({}, "tool_calls")])
         _same_calls(_run(assemble, repeated, "a repeated header")[1], EXPECTED, repeated,
-                    "a server that sends the id and name again with every fragment (llama.cpp did)")
+                    "a server that sends the header again, with a new id, on every chunk of the same call")
+        spaces = [[i for i, c in enumerate(args) if c == " "] for args in (ARGS0, ARGS1)]
+        kimi_ids = ("functions.get_weather:0", "functions.get_weather:1")
+        kimi = two_calls(split(ARGS0, spaces[0]), split(ARGS1, spaces[1]), ids=kimi_ids,
+                         later={"id": None, "type": None, "name": None}, first_arguments=None)
+        _same_calls(_run(assemble, kimi, "a stream shaped like Kimi's")[1],
+                    [{**c, "id": i} for c, i in zip(EXPECTED, kimi_ids)], kimi,
+                    "a stream shaped like Kimi's (\"arguments\": null in the header; id, type and name null on the "
+                    "chunks after it)")
+        dashscope = two_calls(split(ARGS0, [9, 20]), split(ARGS1, [10]), later={"id": "", "type": "function",
+                                                                                 "name": None})
+        dashscope[-2:-2] = [calls_chunk({"index": 0, "id": "", "type": "function", "function": {}}),
+                            calls_chunk({"index": 1, "id": ""})]
+        _same_calls(_run(assemble, dashscope, "a stream shaped like DashScope's")[1], EXPECTED, dashscope,
+                    "a stream shaped like DashScope's (id \"\" and name null on the chunks after the header, then "
+                    "a delta with \"function\": {} and one without function)")
+        after = basic[:-1] + [chunk({}), usage_chunk()]
+        finish = _run(assemble, after, "a chunk after the finish")[2]
+        assert finish == "tool_calls", (
+            f"finish_reason should be 'tool_calls', not {finish!r}, for a stream with one more chunk after the "
+            "finish chunk (an empty delta, finish_reason null; some servers send their last bits so). null means "
+            "'nothing new', not 'not finished': keep the last finish_reason that was sent")
+        twice = basic[:-2] + [chunk({}, "stop"), chunk({}, "tool_calls"), usage_chunk()]
+        finish = _run(assemble, twice, "finish_reason twice")[2]
+        assert finish == "tool_calls", (
+            f"finish_reason should be 'tool_calls', not {finish!r}, for a stream that says 'stop' on one chunk and "
+            "'tool_calls' on the last one: the last finish_reason sent is the reply's, so a later one replaces an "
+            "earlier one")
         cut = [chunk({"role": "assistant", "content": None}), calls_chunk(header(0, ID0)),
                calls_chunk(fragment(0, '{"city": "北')), chunk({}, "length"), usage_chunk()]
         _, calls, finish = _run(assemble, cut, "a cut reply")
@@ -225,8 +315,9 @@ def assemble(assemble: Callable[[Any], Any]) -> CheckResult:
             f"return the cut arguments exactly as sent ('{{\"city\": \"北'), not "
             f"{[c.get('arguments') for c in calls]!r:.80}: "
             "the assembler only adds up; with finish_reason 'length' the caller runs nothing")
-        return (f"{streams + 3} streams assembled: interleaved fragments split at every point of '北京' and '\\u4e0a', "
-                "headers out of order, a repeated header, a reply cut off by max_tokens")
+        return (f"{streams + 7} streams assembled: interleaved fragments split at every point of '北京' and '\\u4e0a', "
+                "headers out of order, a header repeated with new ids, Kimi's and DashScope's nulls and empty "
+                "strings, finish_reason null after the finish and sent twice, a reply cut off by max_tokens")
     return run_check(1, test, "One slot per index: each fragment goes to the slot its index names. What else does "
                               "a chunk carry that you must keep?", recipe=hint.recipes[1])
 
@@ -244,7 +335,8 @@ GEMINI = [calls_chunk({"id": "function-call-1", "type": "function",
           calls_chunk({"id": "", "type": "", "function": {"arguments": 'ty":"北'}}),
           calls_chunk({"id": None, "function": {"arguments": '京"}'}}),
           calls_chunk({"id": "function-call-2", "type": "function",
-                       "function": {"name": "get_time", "arguments": '{"tz":"Asia/Shanghai"}'}}),
+                       "function": {"name": "get_time", "arguments": '{"tz":'}}),
+          calls_chunk({"id": "", "type": "", "function": {"arguments": '"Asia/Shanghai"}'}}),
           chunk({}, "stop")]
 REPEATED_IDS = [calls_chunk({"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": ""}}),
                 calls_chunk({"id": "call_b", "type": "function", "function": {"name": "get_weather", "arguments": ""}}),
@@ -277,13 +369,25 @@ def add_index(add_index: Callable[[Any], Any]) -> CheckResult:
     def test() -> str:
         for what, stream, expected, rule in ROW_CASES:
             given = copy.deepcopy(stream)
-            fixed = solved(add_index(given))
+            fixed = add_index(given)
+            if fixed is None and given != stream:
+                raise AssertionError(f"{what}: your function changed the chunks and returned None: end it with "
+                                     "`return chunks` (the check, like the assembler after a row, reads what the "
+                                     "row returns)")
+            fixed = solved(fixed)
             if not isinstance(fixed, list):
                 raise AssertionError(f"return the list of chunks (with every tool call delta given an index), not "
                                      f"{type(fixed).__name__} {fixed!r:.60}")
             if len(fixed) != len(stream):
                 raise AssertionError(f"{what}: {len(stream)} chunks went in and {len(fixed)} came out. Give each delta "
                                      "an index and leave the chunks where they are")
+            deltas = [d for c in fixed if isinstance(c, dict) for ch in c.get("choices") or []
+                      for d in (ch.get("delta") or {}).get("tool_calls") or []]
+            for d in deltas:
+                if "index" in d and not isinstance(d["index"], int):
+                    raise AssertionError(f"{what}: index {d['index']!r} is a {type(d['index']).__name__}; it must be "
+                                         "an int (0, 1, …), as in OpenAI's streams: an assembler keys its slots by "
+                                         "it, and '0' and 0 are different keys")
             assembler = Assembler(quirks=())  # the framework's assembler with every row switched off
             try:
                 for c in fixed:
@@ -292,6 +396,10 @@ def add_index(add_index: Callable[[Any], Any]) -> CheckResult:
                 sent = str(error).partition("; the provider sent ")[2]
                 raise AssertionError(f"{what}: after your row a tool call delta still has no index: {sent:.120}. "
                                      f"Every delta needs an int index. The rule for this one: {rule}") from None
+            numbers = sorted({d["index"] for d in deltas})
+            if numbers != list(range(len(numbers))):
+                raise AssertionError(f"{what}: the indexes are {numbers}; number the calls 0, 1, … as OpenAI's "
+                                     "streams do: the first call of a reply is index 0")
             message = assembler.finish()["choices"][0]["message"]
             got = [(c.get("id"), c["function"]["name"], c["function"]["arguments"])
                    for c in message.get("tool_calls", [])]
@@ -368,6 +476,12 @@ def _text_of(content: Any) -> str:
     return "".join(str(b.get("text", "")) for b in _blocks(content) if b.get("type") == "text")
 
 
+ALLOWED_KEYS = {"text": {"type", "text", "cache_control", "citations"},
+                "tool_use": {"type", "id", "name", "input", "cache_control"},
+                "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"}}
+"""The keys each block may have (the Messages API refuses others: "Extra inputs are not permitted")."""
+
+
 def problems(request: Any) -> list[str]:
     """What Anthropic's Messages API would refuse in `request` ({"system": ..., "messages": [...]}), as sentences
     that say the rule; [] when it follows them. (The rules of the pages cited at the top of this module.)"""
@@ -398,11 +512,26 @@ def problems(request: Any) -> list[str]:
             if key in m:
                 found.append(f"{where} still has '{key}', a Chat Completions field: the Messages API carries calls as "
                              "tool_use blocks and results as tool_result blocks, inside 'content'")
+        for key in sorted(set(m) - {"role", "content", "tool_calls", "tool_call_id"}):
+            found.append(f"{where} has the key {key!r}: a message has only 'role' and 'content', and the API refuses "
+                         f"any other key with a 400 (\"{where}.{key}: Extra inputs are not permitted\")")
+        if m.get("content") == "":
+            found.append(f"{where} has content \"\": Anthropic refuses empty text with a 400 (\"text content blocks "
+                         "must be non-empty\")")
         if m.get("content") is None:
             found.append(f"{where} has content null: Anthropic's content is a string or a list of blocks. A reply "
                          "that only calls tools is a list of tool_use blocks")
-        for b in _blocks(m.get("content")):
+        for b in _blocks(m.get("content")) if m.get("content") != "" else []:
             kind = b.get("type")
+            extra = sorted(set(b) - ALLOWED_KEYS.get(kind, set(b)))
+            if extra:
+                found.append(f"{where}: a {kind} block has the key(s) {extra}; a {kind} block has only "
+                             f"{sorted(ALLOWED_KEYS[kind] - {'cache_control'})}, and the API refuses any other key "
+                             f"with a 400 (\"…{kind}.{extra[0]}: Extra inputs are not permitted\")")
+            if kind == "text" and not (isinstance(b.get("text"), str) and b["text"].strip()):
+                found.append(f"{where}: a text block with text {b.get('text')!r}. Anthropic answers a 400, \"text "
+                             "content blocks must be non-empty\": a message whose content is null (a reply that only "
+                             "calls tools) gets no text block at all")
             if kind == "tool_use":
                 if role != "assistant":
                     found.append(f"{where}: a tool_use block belongs in an assistant message (the model asked for it)")
@@ -480,6 +609,19 @@ def _compare(got: dict[str, Any], want: dict[str, Any], messages: list[dict[str,
     if len(uses) != len(original):
         raise AssertionError(f"{what}: the conversation has {len(original)} calls and your translation "
                              f"{len(uses)} tool_use blocks")
+    for m in got["messages"]:
+        kinds = [b.get("type") for b in _blocks(m.get("content"))]
+        if "text" in kinds and "tool_use" in kinds and kinds.index("text") > kinds.index("tool_use"):
+            raise AssertionError(f"{what}: a text block comes after the tool_use blocks. The model wrote its text "
+                                 "first and then called; the API would take either order, but the translation "
+                                 "should say what happened: the text block, then the tool_use blocks")
+        answered = [b.get("tool_use_id") for b in _blocks(m.get("content")) if b.get("type") == "tool_result"]
+        in_call_order = [i for i in original if i in answered]
+        if answered != in_call_order and sorted(answered) == sorted(in_call_order):
+            raise AssertionError(f"{what}: the tool_result blocks answer {answered}, the calls came as "
+                                 f"{in_call_order}. The API pairs them by id, so it would accept this order; keep "
+                                 "the order of the calls anyway, so the conversation reads as it happened (as the "
+                                 "Chat Completions one does)")
     results = {b.get("tool_use_id"): b for m in got["messages"] for b in _blocks(m.get("content"))
                if b.get("type") == "tool_result"}
     for m in messages:

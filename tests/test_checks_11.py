@@ -12,7 +12,8 @@ from course.lesson11 import CONVERSATION, TWO_TURNS, problems, reference
 
 
 def assemble(chunks, *, by="index", parse=False, finish_kept=True, add_names=False, sort=True, every_choice=True,
-             overwrite=False):
+             overwrite=False, ids="first", names="first", strict_function=False, finish_rule="last_sent",
+             strip=False, header_arguments=True):
     """The solution, and (through the options) the ways it goes wrong."""
     text, slots, order, finish = "", {}, [], None
     for chunk in chunks:
@@ -21,7 +22,7 @@ def assemble(chunks, *, by="index", parse=False, finish_kept=True, add_names=Fal
             delta = choice.get("delta") or {}
             text += delta.get("content") or ""
             for part in delta.get("tool_calls") or []:
-                function = part.get("function") or {}
+                function = part["function"] if strict_function else part.get("function") or {}
                 if by == "index":
                     key = part["index"]
                 elif by == "id":
@@ -31,16 +32,35 @@ def assemble(chunks, *, by="index", parse=False, finish_kept=True, add_names=Fal
                 if key not in slots:
                     order.append(key)
                 slot = slots.setdefault(key, {"id": None, "name": None, "arguments": ""})
-                slot["id"] = slot["id"] or part.get("id")
+                if ids == "get_default":  # slot["id"] = part.get("id", slot["id"]): null and "" overwrite it
+                    slot["id"] = part.get("id", slot["id"])
+                elif ids == "if_in":  # if "id" in part: slot["id"] = part["id"]
+                    if "id" in part:
+                        slot["id"] = part["id"]
+                elif ids == "last":  # the last non-empty id wins
+                    slot["id"] = part.get("id") or slot["id"]
+                else:
+                    slot["id"] = slot["id"] or part.get("id")
                 if add_names:
                     slot["name"] = (slot["name"] or "") + (function.get("name") or "")
+                elif names == "get_default":
+                    slot["name"] = function.get("name", slot["name"])
                 else:
                     slot["name"] = slot["name"] or function.get("name")
                 piece = function.get("arguments") or ""
+                if strip:
+                    piece = piece.strip()
+                if not header_arguments and (part.get("id") or function.get("name")):
+                    piece = ""
                 if parse and piece:
                     json.loads(piece)
                 slot["arguments"] = piece if overwrite and piece else slot["arguments"] + piece
-            finish = choice.get("finish_reason") or finish
+            if finish_rule == "every":  # overwritten by every chunk, null included
+                finish = choice.get("finish_reason")
+            elif finish_rule == "first":  # the first one kept
+                finish = finish or choice.get("finish_reason")
+            else:
+                finish = choice.get("finish_reason") or finish
     keys = sorted(slots, key=lambda k: (k is None, k if isinstance(k, int) else 0)) if sort and by == "index" else order
     return text or None, [slots[k] for k in keys], finish if finish_kept else None
 
@@ -49,6 +69,22 @@ def wrong(function, **options):
     def wrapped(*args):
         return function(*args, **options)
     return wrapped
+
+
+def list_slots(chunks):
+    """Calls in a list that grows at each header, fragments put at calls[index]."""
+    text, calls, finish = "", [], None
+    for chunk in chunks:
+        for choice in chunk["choices"]:
+            delta = choice.get("delta") or {}
+            text += delta.get("content") or ""
+            for part in delta.get("tool_calls") or []:
+                function = part.get("function") or {}
+                if part.get("id") and part["index"] >= len(calls):
+                    calls.append({"id": part["id"], "name": function.get("name"), "arguments": ""})
+                calls[part["index"]]["arguments"] += function.get("arguments") or ""
+            finish = choice.get("finish_reason") or finish
+    return text or None, calls, finish
 
 
 def always_tool_calls(chunks):
@@ -81,7 +117,8 @@ def message_shaped(chunks):
 # -- exercise 2: add_index ----------------------------------------------------------------------------
 
 
-def add_index(chunks, *, keep_index=True, empty_is_new=False, known=True, rule="ids", per_chunk=False):
+def add_index(chunks, *, keep_index=True, empty_is_new=False, known=True, rule="ids", per_chunk=False,
+              idless="last", first=0, as_str=False, returns=True):
     """The solution, and (through the options) the ways it goes wrong."""
     index_of, last, counter = {}, None, 0
     for chunk in chunks:
@@ -103,7 +140,9 @@ def add_index(chunks, *, keep_index=True, empty_is_new=False, known=True, rule="
                 elif has_id and known and call_id in index_of:
                     delta["index"] = index_of[call_id]
                 elif has_id:
-                    delta["index"] = len(index_of)
+                    delta["index"] = len(index_of) + first
+                elif idless == "zero":  # an id-less delta goes to index 0
+                    delta["index"] = 0
                 else:
                     delta["index"] = last if last is not None else 0
                 if has_id and "index" in delta:
@@ -111,7 +150,12 @@ def add_index(chunks, *, keep_index=True, empty_is_new=False, known=True, rule="
                 if not known and has_id:
                     index_of[object()] = None  # every id occurrence counts as a new call
                 last = delta.get("index", last)
-    return chunks
+    if as_str:
+        for chunk in chunks:
+            for choice in chunk["choices"]:
+                for delta in (choice.get("delta") or {}).get("tool_calls") or []:
+                    delta["index"] = str(delta["index"])
+    return chunks if returns else None
 
 
 # -- exercise 3: to_anthropic ---------------------------------------------------------------------------
@@ -217,6 +261,42 @@ def result_after_text(request, messages):
             m["content"].insert(0, {"type": "text", "text": "Here are the results."})
 
 
+def text_always(request, messages):
+    """[{"type": "text", "text": m["content"]}] for every assistant message, None included."""
+    for m, original in zip([x for x in request["messages"] if x["role"] == "assistant"],
+                           [x for x in messages if x["role"] == "assistant"]):
+        if not original.get("content"):
+            m["content"].insert(0, {"type": "text", "text": original.get("content")})
+
+
+def empty_text(request, messages):
+    """An empty text block where the assistant said nothing."""
+    for m, original in zip([x for x in request["messages"] if x["role"] == "assistant"],
+                           [x for x in messages if x["role"] == "assistant"]):
+        if not original.get("content"):
+            m["content"].insert(0, {"type": "text", "text": ""})
+
+
+def result_with_name(request, messages):
+    """A tool_result with the tool's name in it, as lesson 02's tool message could have."""
+    for m in request["messages"]:
+        for b in m["content"] if isinstance(m["content"], list) else []:
+            if b.get("type") == "tool_result":
+                b["name"] = "get_weather"
+
+
+def results_reversed(request, messages):
+    for m in request["messages"]:
+        if m["role"] == "user" and isinstance(m["content"], list):
+            m["content"].reverse()
+
+
+def text_after_calls(request, messages):
+    for m in request["messages"]:
+        if m["role"] == "assistant" and isinstance(m["content"], list):
+            m["content"].sort(key=lambda b: b["type"] == "text")
+
+
 def system_null(request, messages):
     request.setdefault("system", None)
 
@@ -232,6 +312,17 @@ CASES = {
         [wrong(assemble, sort=False)],  # calls in the order their headers arrived
         [wrong(assemble, every_choice=False)],  # choices[0] on the usage chunk
         [wrong(assemble, overwrite=True)],  # each fragment replaces the arguments so far
+        [wrong(assemble, ids="get_default")],  # slot["id"] = part.get("id", slot["id"]): null/"" overwrite
+        [wrong(assemble, ids="if_in")],  # if "id" in part: slot["id"] = part["id"]
+        [wrong(assemble, ids="last")],  # the last id wins (a new id on every chunk)
+        [wrong(assemble, names="get_default")],  # name = function.get("name", name): null overwrites
+        [wrong(assemble, strict_function=True)],  # part["function"] unguarded
+        [wrong(assemble, finish_rule="every")],  # finish_reason overwritten by every chunk, null included
+        [wrong(assemble, finish_rule="first")],  # the first finish_reason kept
+        [wrong(assemble, strip=True)],  # fragments stripped
+        [wrong(assemble, header_arguments=False)],  # arguments that ride in a header skipped
+        [list_slots],  # a list indexed by index: headers out of order
+
         [parsed_arguments],  # arguments returned as dicts
         [repaired],  # a cut value closed and called complete
         [message_shaped],  # the message instead of (text, calls, finish_reason)
@@ -245,6 +336,10 @@ CASES = {
         [wrong(add_index, known=False)],  # a known id opens another call
         [wrong(add_index, per_chunk=True)],  # the position in the chunk's list taken for the index
         [wrong(add_index, rule="leave")],  # deltas without an id left without an index
+        [wrong(add_index, idless="zero")],  # an id-less delta goes to index 0
+        [wrong(add_index, first=1)],  # calls numbered from 1
+        [wrong(add_index, as_str=True)],  # index as a str
+        [wrong(add_index, returns=False)],  # fixed in place, None returned
         [boom],
     ]),
     "to_anthropic": (lesson11.to_anthropic, [to_anthropic], [stub], [
@@ -260,6 +355,11 @@ CASES = {
         [translated(openai_calls_kept)],  # tool_calls kept beside the content
         [translated(result_after_text)],  # a text block before the tool_result blocks
         [translated(system_null)],  # "system": null when there is no system prompt
+        [translated(text_always)],  # [{"type": "text", "text": m["content"]}] with content None
+        [translated(empty_text)],  # an empty text block
+        [translated(result_with_name)],  # an extra "name" key in tool_result
+        [translated(results_reversed)],  # results not in the order of the calls
+        [translated(text_after_calls)],  # the text block after the tool_use blocks
         [boom],
     ]),
 }
@@ -285,3 +385,27 @@ def test_the_wrong_answers_get_messages_that_teach():
     assert "ONE user message" in lesson11.to_anthropic(translated(results_split)).message
     assert "top-level 'system'" in lesson11.to_anthropic(translated(system_in_messages)).message
     assert "unchanged" in lesson11.to_anthropic(translated(new_ids)).message
+
+
+def test_the_new_wrong_answers_get_the_message_that_fits():
+    said = {name: lesson11.assemble(answer).message for name, answer in [
+        ("list", list_slots), ("strip", wrong(assemble, strip=True)),
+        ("header", wrong(assemble, header_arguments=False)), ("null id", wrong(assemble, ids="get_default")),
+        ("last id", wrong(assemble, ids="last")), ("function", wrong(assemble, strict_function=True)),
+        ("every", wrong(assemble, finish_rule="every")), ("first", wrong(assemble, finish_rule="first"))]}
+    assert "out of order" in said["list"] and "choices: []" not in said["list"], said["list"]
+    assert "exactly as sent" in said["strip"], said["strip"]
+    assert "can carry arguments too" in said["header"], said["header"]
+    assert "Keep the first" in said["null id"], said["null id"]  # the stream with new ids catches it first
+    assert "NEW id on every chunk" in said["last id"], said["last id"]
+    assert "without 'function'" in said["function"], said["function"]
+    assert "null means" in said["every"] and "later one replaces" in said["first"], (said["every"], said["first"])
+    assert "return chunks" in lesson11.add_index(wrong(add_index, returns=False)).message
+    assert "index '0' is a str; it must be an int" in lesson11.add_index(wrong(add_index, as_str=True)).message
+    assert "number the calls 0, 1" in lesson11.add_index(wrong(add_index, first=1)).message
+    assert "Beijing" in lesson11.assemble(lambda chunks: ("x", [], "stop")).message
+    assert "non-empty" in lesson11.to_anthropic(translated(text_always)).message
+    assert "non-empty" in lesson11.to_anthropic(translated(empty_text)).message
+    assert "Extra inputs are not permitted" in lesson11.to_anthropic(translated(result_with_name)).message
+    assert "order of the calls" in lesson11.to_anthropic(translated(results_reversed)).message
+    assert "then the tool_use blocks" in lesson11.to_anthropic(translated(text_after_calls)).message
