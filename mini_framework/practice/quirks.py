@@ -62,9 +62,8 @@ Chunks = list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class Context:
-    """What a rewrite needs besides the answer: the flags, the ids' seed, the history's calls, the reasoning."""
+    """What a rewrite needs besides the answer: the ids' seed, the history's calls, the reasoning."""
 
-    flags: Flags
     seed: str
     """`wire.Facts.seed`: where the extra ids of `@poolside` come from."""
     earlier_calls: int = 0
@@ -87,11 +86,15 @@ class Quirk:
     """Rewrites a non-streamed `chat.completion` body in place (None: sent as OpenAI sends it)."""
 
 
-def context(flags: Flags, request: dict[str, Any], reply: Reply, seed: str, thinking: bool = False) -> Context:
-    """The Context of one answer (`thinking`: `providers.thinking(flags, request)`)."""
+def context(request: dict[str, Any], reply: Reply, seed: str, thinking: bool = False) -> Context:
+    """The Context of one answer to `request` (its messages as sent; `thinking`: `providers.thinking`).
+
+    >>> context({"messages": [{"role": "assistant", "tool_calls": [{}, {}]}]}, Reply(content="ok"), "s").earlier_calls
+    2
+    """
     earlier = sum(len(m.get("tool_calls") or []) for m in request.get("messages") or []
                   if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("tool_calls"), list))
-    return Context(flags, seed, earlier, reasoning(request, reply) if thinking else None)
+    return Context(seed, earlier, reasoning(request, reply) if thinking else None)
 
 
 def active(flags: Flags, thinking: bool = False) -> list[Quirk]:

@@ -220,14 +220,15 @@ class PracticeServer:
         facts = wire.facts(body)        # ids, usage and limits: fixed before the persona sees (and may change) the body
         context.check(body, facts, context.window(persona, flags), flags.wording)
         blocks = caching.prompt_blocks(body).blocks if facts.prompt_tokens >= caching.MINIMUM else []
-        plain = wire.canonical({**body, "model": providers.without_quirks(body["model"])})  # ids as without quirks
-        facts = replace(facts, cached_tokens=self.prompt_cache.cached(blocks), wording=flags.wording, seed=plain)
+        plain = providers.without_quirks(body["model"])         # quirk flags keep the unflagged answer's ids
+        seed = facts.seed if plain == body["model"] else wire.canonical({**body, "model": plain})
+        facts = replace(facts, cached_tokens=self.prompt_cache.cached(blocks), wording=flags.wording, seed=seed)
         streamed = body.get("stream") is True
         history = {"messages": list(body["messages"])}     # as sent: the persona may change the body
         reply = self._responder(persona)(body)      # `model` may carry flags: the persona's name does not
         self.prompt_cache.remember(blocks)          # only what was answered (a 429 leaves nothing behind)
         rows = quirks.active(flags, thinking)       # a provider's deviations on the wire (`quirks.py`)
-        ctx = quirks.context(flags, history, reply, plain, thinking)
+        ctx = quirks.context(history, reply, seed, thinking)
         reply = quirks.cut(reply, history) if flags.cut else reply
         if streamed:
             return Response(200, chunks=quirks.on_stream(wire.stream(facts, reply), ctx, rows))
