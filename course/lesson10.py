@@ -123,10 +123,14 @@ def _spill_one(spill_text: Callable[..., Any], text: str, name: str, folder: Pat
                              "the user where it is")
     used = estimate_tokens(shown)
     if used > max_tokens * 1.3 + 30:  # 30: room for a line saying how much is not shown
-        if len(shown) >= len(text):
+        if len(shown) >= len(text) and not ends:
             raise AssertionError(f"with max_tokens={max_tokens:,}, the model reads the whole of {what} ({used:,} "
                                  "tokens) before the reminder. If your tail is text[-n:], look at n: when it comes to "
                                  "0, text[-0:] is the whole text (-0 is 0). text[len(text) - n:] is empty for n = 0")
+        if len(shown) >= len(text):
+            raise AssertionError(f"the model reads the whole of {what} ({used:,} tokens, with max_tokens="
+                                 f"{max_tokens:,}) before the reminder: the file keeps it all, so send only the "
+                                 "start and the end, about max_tokens in all")
         raise AssertionError(f"the model reads {used:,} tokens of {what} (before the reminder), with max_tokens="
                              f"{max_tokens:,}: cut it to about max_tokens (for instance a share of the characters: "
                              "len(text) * max_tokens // estimate_tokens(text))")
@@ -144,7 +148,6 @@ def spill_text(spill_text: Callable[..., Any]) -> CheckResult:
                 _spill_one(spill_text, text, name, folder, max_tokens, what)
             again = _test_run(failures=1).replace("84.20s", "85.02s")
             _, second = _spill_one(spill_text, again, "run_tests", folder, 1_000, "a second test run")
-            _spill_one(spill_text, TEST_RUN, "run_tests", folder, 1, "the test run", ends=False)
             for file in folder.iterdir():
                 if file != second and file.read_text(encoding="utf-8", errors="replace") == again:
                     raise AssertionError("two spills went into one file")
@@ -163,12 +166,15 @@ def spill_text(spill_text: Callable[..., Any]) -> CheckResult:
                 returned = spill_text(text, "backup", folder, limit)
                 if returned != text:
                     raise AssertionError(f"{what}: return it unchanged, not {returned!r:.80}"
-                                         + (" (count tokens with estimate_tokens, not characters with len)"
+                                         + (": the text itself is what the model reads" if returned is None else
+                                            " (count tokens with estimate_tokens, not characters with len)"
                                             if len(text) > limit and text is not EDGE else ""))
                 if _new_files(folder, before):
                     raise AssertionError(f"{what}, yet a file was written: spill only what is too long")
             _spill_one(spill_text, EDGE, "backup", folder, edge - 1, f"a text of {edge} tokens, one over "
                                                                     f"max_tokens={edge - 1},")
+            # last: a tiny max_tokens, where a tail of 0 characters must stay 0 (text[-0:] is the whole text)
+            _spill_one(spill_text, TEST_RUN, "run_tests", folder, 1, "the test run", ends=False)
             return ("the test run and the Chinese export cut to head + tail + a reminder (last) naming a new file "
                     "that holds all of it, even at max_tokens=1; a text at the limit and short texts untouched, "
                     "one token over it spilled")
