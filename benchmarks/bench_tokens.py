@@ -40,6 +40,7 @@ from mini_framework.tokens import (  # noqa: E402
     tiktoken_encoding,
 )
 from mini_framework.trimming import trim_history  # noqa: E402
+from tests.test_tokens import EXAMPLE, TOOLS, WEATHER  # noqa: E402
 
 CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u30ff\uac00-\ud7af\uff00-\uffef]")
 DATA = ROOT / "benchmarks" / "data" / "course_requests.jsonl.gz"
@@ -67,29 +68,9 @@ JSON_SAMPLE = json.dumps({"order_id": "A-20260315", "user": {"id": 1001, "name":
                                     {"sku": "MS-220", "name": "wireless mouse", "qty": 2, "price": 129.5}],
                           "status": "shipped", "eta": "2026-03-18", "tracking": ["SF1234567890", "depot: 上海"]},
                          ensure_ascii=False, indent=2)
-# Documented: OpenAI's cookbook "How to count tokens with tiktoken" (API-reported prompt tokens).
-# https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb
-COOKBOOK = [
-    {"role": "system", "content": "You are a helpful, pattern-following assistant that translates corporate jargon "
-                                  "into plain English."},
-    {"role": "system", "name": "example_user", "content": "New synergies will help drive top-line growth."},
-    {"role": "system", "name": "example_assistant", "content": "Things working well together will increase revenue."},
-    {"role": "system", "name": "example_user", "content": "Let's circle back when we have more bandwidth to touch "
-                                                          "base on opportunities for increased leverage."},
-    {"role": "system", "name": "example_assistant", "content": "Let's talk later when we're less busy about how to do "
-                                                               "better."},
-    {"role": "user", "content": "This late pivot means we don't have time to boil the ocean for the client "
-                                "deliverable."},
-]
-COOKBOOK_TOOLS = [{"type": "function", "function": {
-    "name": "get_current_weather", "description": "Get the current weather in a given location",
-    "parameters": {"type": "object", "required": ["location"], "properties": {
-        "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
-        "unit": {"type": "string", "description": "The unit of temperature to return",
-                 "enum": ["celsius", "fahrenheit"]}}}}}]
-COOKBOOK_WEATHER = [
-    {"role": "system", "content": "You are a helpful assistant that can answer to questions about the weather."},
-    {"role": "user", "content": "What's the weather like in San Francisco?"}]
+# Documented: OpenAI's cookbook "How to count tokens with tiktoken" (API-reported prompt tokens); the same
+# examples the tests check, kept in one place.
+COOKBOOK, COOKBOOK_WEATHER, COOKBOOK_TOOLS = EXAMPLE, WEATHER, TOOLS
 
 
 def load_requests() -> list[dict[str, Any]]:
