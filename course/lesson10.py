@@ -20,6 +20,7 @@ from typing import Any, Callable
 from mini_framework import Tool, estimate_tokens, message_tokens, tool
 
 from .checking import CheckResult, Hints, NotSolved, run_check, solved
+from .elsewhere import in_another_process
 
 # ----------------------------------------------------------------------------- exercise 1
 
@@ -527,9 +528,8 @@ def cache_key(cache_key: Callable[[Tool, str], Any]) -> CheckResult:
                                  "refund of 30 got a key. This call needs no person, but it still refunds: a tool "
                                  "with an approval rule acts, whatever one call's amount. Decide on the tool's "
                                  "declaration, not on one call: return None when tool.requires_approval is not False")
-        from .lesson12 import _in_another_process  # lesson 12's way to run a function in a new Python process
 
-        there = _in_another_process(_key_there, cache_key, "get_forecast", BASE)
+        there = in_another_process(_key_there, cache_key, "get_forecast", BASE)
         if there is not None and there != repr(base):
             raise AssertionError(f"in another Python process the same call got another key ({there:.40} instead of "
                                  f"{base!r:.40}). A cache is often shared by several worker processes, or kept across "

@@ -6,25 +6,16 @@ and forge approvals, exercise 3 retries, crashes and races a send. Nothing is se
 """
 from __future__ import annotations
 
-import builtins
 import copy
-import dis
-import importlib
-import io
-import marshal
-import os
-import pickle
-import subprocess
-import sys
 import threading
 import time
-import types
 from types import SimpleNamespace
 from typing import Any, Callable
 
 from mini_framework import ToolCall, tool
 
 from .checking import CheckResult, Hints, run_check, solved, where_in_your_code
+from .elsewhere import in_another_process
 
 # ----------------------------------------------------------------------------- exercise 1
 
@@ -202,77 +193,6 @@ def _approval(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, A
     return {"name": name, "arguments": copy.deepcopy(arguments), "call_id": call_id}
 
 
-# Python's hash() of a str is salted anew in every process (PYTHONHASHSEED), so a key made with it changes after a
-# restart. To see whether the learner's key survives one, the check runs their approval_key in another Python
-# process: the function goes there by value (its code, the globals it uses, its closure), as a pickle whose
-# rebuilding needs only the standard library.
-
-_BY_REFERENCE = ("mini_framework", "course")  # importable in the other process: sent by name
-
-
-def _global_names(code: types.CodeType) -> set[str]:
-    """The global names a function's code reads (not its attribute names), nested code included."""
-    names = {str(i.argval) for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _global_names(const)
-    return names
-
-
-def _by_reference(function: types.FunctionType) -> bool:
-    module = function.__module__ or "__main__"
-    top = module.split(".")[0]
-    return ("<locals>" not in function.__qualname__ and module != "__main__"
-            and (top in sys.stdlib_module_names or top in _BY_REFERENCE))
-
-
-class _ByValue(pickle.Pickler):
-    """Pickles the learner's functions by value, modules by name."""
-
-    def reducer_override(self, obj: Any) -> Any:
-        for name in ("FunctionType", "CellType", "CodeType"):  # classes pickle cannot find by their own names
-            if obj is getattr(types, name):
-                return getattr, (types, name)
-        if isinstance(obj, types.ModuleType):
-            return importlib.import_module, (obj.__name__,)
-        if isinstance(obj, types.CodeType):
-            return marshal.loads, (marshal.dumps(obj),)
-        if isinstance(obj, types.CellType):
-            try:
-                return types.CellType, (obj.cell_contents,)
-            except ValueError:  # an empty cell
-                return types.CellType, ()
-        if isinstance(obj, types.FunctionType) and not _by_reference(obj):
-            scope = {name: obj.__globals__[name] for name in sorted(_global_names(obj.__code__))
-                     if name in obj.__globals__}
-            scope["__builtins__"] = builtins
-            return (types.FunctionType, (obj.__code__, scope, obj.__name__, obj.__defaults__, obj.__closure__),
-                    (None, {"__kwdefaults__": obj.__kwdefaults__, "__qualname__": obj.__qualname__}))
-        return NotImplemented
-
-
-_RUN_THERE = "import pickle, sys\nfunction, args = pickle.load(sys.stdin.buffer)\nprint(repr(function(*args)))\n"
-
-
-def _in_another_process(function: Callable[..., Any], *args: Any) -> str | None:
-    """repr(function(*args)) computed by a new Python process with another hash seed; None if it can't be run
-    there (something the function uses can't be sent, or it failed there)."""
-    buffer = io.BytesIO()
-    try:
-        _ByValue(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((function, args))
-    except Exception:
-        return None
-    seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
-    path = [p or os.getcwd() for p in sys.path]
-    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": os.pathsep.join(path)}
-    try:
-        done = subprocess.run([sys.executable, "-c", _RUN_THERE], input=buffer.getvalue(), capture_output=True,
-                              timeout=60, env=env, check=False)
-    except Exception:
-        return None
-    return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else None
-
-
 def bound_approval(approval_key: Callable[..., Any], may_run: Callable[..., Any]) -> CheckResult:
     """Exercise 2: an approval covers one tool, one set of arguments, one call id, once."""
     def test() -> str:
@@ -280,7 +200,7 @@ def bound_approval(approval_key: Callable[..., Any], may_run: Callable[..., Any]
         assert key == _key(approval_key, "send_email", MAIL, "call_1"), (
             "approval_key gave two different keys for the same call: it must depend only on the name, the "
             "arguments and the call id")
-        there = _in_another_process(approval_key, "send_email", copy.deepcopy(MAIL), "call_1")
+        there = in_another_process(approval_key, "send_email", copy.deepcopy(MAIL), "call_1")
         assert there is None or there == repr(key), (
             "in another Python process the same call got another key. A paused run is saved and resumed after a "
             "restart, so the key must be the same in every process, and Python's hash() of a string is salted anew "
