@@ -21,7 +21,7 @@ from timing import median_us
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mini_framework import Agent, ImgPath, MediaStore, tool  # noqa: E402
-from mini_framework.media import Found  # noqa: E402
+from mini_framework.media.store import Found  # noqa: E402
 
 
 class Scripted:

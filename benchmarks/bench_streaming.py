@@ -38,7 +38,7 @@ from openai.types.chat import ChatCompletionChunk  # noqa: E402
 
 from mini_framework.practice import PracticeServer  # noqa: E402
 from mini_framework.replies import read_reply  # noqa: E402
-from mini_framework.streaming import Assembler, read_sse  # noqa: E402
+from mini_framework.streaming.assembler import Assembler, read_sse  # noqa: E402
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Current weather in a city.",

@@ -33,13 +33,13 @@ from timing import median_us
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mini_framework.tokens import (  # noqa: E402
+from mini_framework.budget.tokens import (  # noqa: E402
     as_dict,
     estimate_tokens,
     message_tokens,
     tiktoken_encoding,
 )
-from mini_framework.trimming import trim_history  # noqa: E402
+from mini_framework.budget.trimming import trim_history  # noqa: E402
 from tests.test_tokens import EXAMPLE, TOOLS, WEATHER  # noqa: E402
 
 CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u30ff\uac00-\ud7af\uff00-\uffef]")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from mini_framework import ImgPath, ImgUrl, Media, MediaError, MediaStore, Text
-from mini_framework.vision import TOOL_OUTPUT_LABEL
+from mini_framework.media.vision import TOOL_OUTPUT_LABEL
 
 from .checking import CheckResult, Hints, NotSolved, run_check, solved
 

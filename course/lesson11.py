@@ -29,7 +29,7 @@ import re
 import traceback
 from typing import Any, Callable
 
-from mini_framework.streaming import Assembler, StreamError
+from mini_framework.streaming.assembler import Assembler, StreamError
 
 from .checking import CheckResult, Hints, NotSolved, run_check, solved, where_in_your_code
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_framework import tool
-from mini_framework.mail import Outbox
+from mini_framework.builtin.mail import Outbox
 
 SHOP = "service@shop.example"  # the shop's own address: what the lesson's e-mails are sent from
 

@@ -46,11 +46,14 @@ configure logging, e.g. `logging.basicConfig(level=logging.WARNING)`.
 import logging
 
 from .agent import Agent
-from .approvals import AuditLog, Decision, Pending, Verdict
+from .approvals.decisions import AuditLog, Decision, Pending, Verdict
+from .approvals.saved import SavedRunError
 from .arguments import ArgumentsError, prepare
-from .cache import ResultCache
+from .budget.cache import ResultCache
+from .budget.cost import Price
+from .budget.tokens import count_tokens, estimate_tokens, message_tokens
+from .budget.trimming import trim_history
 from .connection import Connection, Settings, connect, connect_async, load_settings
-from .cost import Price
 from .display import dump, show
 from .events import (
     CapReached,
@@ -64,19 +67,16 @@ from .events import (
     ToolStarted,
 )
 from .executor import Executor, ToolError, ToolResult
-from .media import Media, MediaStore, find_media
+from .media.sources import MediaError, MediaPolicy, media_dir
+from .media.store import Media, MediaStore, find_media
+from .media.vision import Vision, image_input_for
 from .redaction import redact
 from .replies import ProviderError, ToolCall, read_reply
-from .saved import SavedRunError
 from .schema import ToolDefinitionError
-from .sources import MediaError, MediaPolicy, media_dir
 from .state import RunResult, Usage
-from .streaming import Assembler
-from .tokens import count_tokens, estimate_tokens, message_tokens
+from .streaming.assembler import Assembler
 from .tools import Tool, tool
-from .trimming import trim_history
 from .types import ImgPath, ImgUrl, Text
-from .vision import Vision, image_input_for
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 

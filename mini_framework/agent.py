@@ -54,10 +54,21 @@ import threading
 import time
 from typing import Any, AsyncIterator, Callable, Iterable, Iterator
 
-from . import saved
-from .approvals import Approver, AuditLog, Checkpoint, Decision, Pending, Verdict, arguments_hash, ask, binding
+from .approvals import saved
+from .approvals.decisions import (
+    Approver,
+    AuditLog,
+    Checkpoint,
+    Decision,
+    Pending,
+    Verdict,
+    arguments_hash,
+    ask,
+    binding,
+)
 from .arguments import ArgumentsError, prepare
-from .cache import ResultCache
+from .budget.cache import ResultCache
+from .budget.trimming import trim_history
 from .concurrency import either_way, in_thread, run_sync
 from .display import as_dict
 from .events import (
@@ -82,14 +93,13 @@ from .executor import (
     result_text,
     tools_by_name,
 )
-from .media import MediaStore
+from .media.sources import MediaPolicy
+from .media.store import MediaStore
+from .media.vision import CONVERSATION, ImageFallback, Vision, conversation_ids
 from .replies import ModelReply, ProviderError, ToolCall, read_reply
-from .sources import MediaPolicy
 from .state import RunResult, RunState, Usage
-from .streaming import Assembler
+from .streaming.assembler import Assembler
 from .tools import RUN_ID, Tool, tool_guidance
-from .trimming import trim_history
-from .vision import CONVERSATION, ImageFallback, Vision, conversation_ids
 
 __all__ = ["Agent", "Pending", "RunResult", "RunState", "Usage", "Verdict"]
 

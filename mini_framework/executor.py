@@ -39,12 +39,12 @@ from typing import Any, Callable, Iterable, Literal
 from pydantic import BaseModel
 
 from .arguments import ArgumentsError, prepare_with_repairs
-from .cache import ResultCache, cache_key
+from .budget.cache import ResultCache, cache_key
+from .budget.spill import DEFAULT_THRESHOLD, spill
 from .concurrency import in_thread, run_sync
-from .media import Found, Media, MediaError, MediaStore, find_media
+from .media.store import Found, Media, MediaError, MediaStore, find_media
 from .redaction import redact, redact_secrets
 from .replies import ToolCall
-from .spill import DEFAULT_THRESHOLD, spill
 from .tools import Tool, as_tool
 
 __all__ = ["Executor", "Failure", "ToolCall", "ToolError", "ToolResult", "describe_exception", "envelope",
@@ -215,6 +215,9 @@ ErrorFormatter = Callable[[BaseException, ToolCall], str]
 ResultFormatter = Callable[[Any, ToolCall, Tool], "str | list[dict[str, Any]]"]
 LAST_RESORT = envelope("error", error="The tool failed, and so did describing the failure.")
 MAX_IMAGES = 16  # images one tool result may return
+# The first words of a user message that carries tool output (images, descriptions), not the user's words:
+# features that add such a message start it with this, and history trimming keeps it with its tool messages.
+TOOL_OUTPUT_LABEL = "Tool output, not a message from the user"
 LOADING_SLOTS = 4  # images read or fetched at the same time, per executor
 
 

@@ -13,8 +13,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .approvals import Decision, Pending, Verdict
-from .cost import Price
+from .approvals.decisions import Decision, Pending, Verdict
+from .budget.cost import Price
 from .display import brief
 from .executor import ToolResult
 from .replies import ToolCall
@@ -102,7 +102,7 @@ class RunResult:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write this paused run to a JSON file (0600, atomically); `agent.load(path)` continues it, also in
         another process. Decisions already made are kept."""
-        from .saved import save  # saved.py builds on this module
+        from .approvals.saved import save  # saved.py builds on this module
 
         save(self, path)
 

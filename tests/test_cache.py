@@ -6,7 +6,7 @@ import json
 import pytest
 
 from mini_framework import Agent, ToolDefinitionError, ToolError, tool
-from mini_framework.cache import ResultCache
+from mini_framework.budget.cache import ResultCache
 from mini_framework.events import ToolFinished
 from tests.test_agent import ScriptedClient
 

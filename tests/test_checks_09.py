@@ -11,8 +11,8 @@ from checker_cases import boom, checker_tests, stub
 
 from course import lesson09
 from mini_framework import ImgPath, ImgUrl, MediaError
-from mini_framework.media import IMAGE_SUFFIXES
-from mini_framework.vision import TOOL_OUTPUT_LABEL
+from mini_framework.media.store import IMAGE_SUFFIXES
+from mini_framework.media.vision import TOOL_OUTPUT_LABEL
 
 # -- exercise 1: find_images ---------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from mini_framework import Agent
-from mini_framework.cost import Price
+from mini_framework.budget.cost import Price
 from mini_framework.replies import read_reply
 from mini_framework.state import RequestUsage, Usage
 from tests.test_agent import ScriptedClient, call, get_weather

@@ -20,7 +20,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 from mini_framework import Executor, ToolCall
-from mini_framework.mail import (
+from mini_framework.builtin.mail import (
     Entry,
     Ledger,
     MailError,
@@ -285,7 +285,7 @@ def test_a_file_that_cannot_be_written_is_not_sent_and_may_be_tried_again(outbox
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(outbox.folder))
 
-    monkeypatch.setattr("mini_framework.mail.tempfile.mkstemp", refuse)
+    monkeypatch.setattr("mini_framework.builtin.mail.tempfile.mkstemp", refuse)
     ok, _, answer = one(send_email, **email())
     assert not ok and answer["error"] == ("the e-mail could not be saved in the outbox folder 'outbox' (Permission "
                                           "denied): nothing was sent; tell the user.")
@@ -352,7 +352,7 @@ def test_identical_calls_in_one_reply_send_exactly_one(outbox):
 
 def test_a_crash_between_sending_and_sent_is_not_resent(outbox):
     script = ("import os, sys\n"
-              "from mini_framework.mail import Outbox, make_send_email\n"
+              "from mini_framework.builtin.mail import Outbox, make_send_email\n"
               "class Dying(Outbox):\n"
               "    def send(self, message):\n"
               "        os._exit(3)  # the process dies with the message handed over, or not\n"

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from media_helpers import GIF, JPEG, WEBP_LOSSLESS, body, loopback_only, png, redirect, serving
 
-from mini_framework import ImgPath, ImgUrl, Text, sources
-from mini_framework.images import ImageInfo, sniff
-from mini_framework.media import Found, MediaStore, find_media
-from mini_framework.sources import MediaError, MediaPolicy, check_url, fetch_url, read_data_url, read_path
+from mini_framework import ImgPath, ImgUrl, Text
+from mini_framework.media import sources
+from mini_framework.media.images import ImageInfo, sniff
+from mini_framework.media.sources import MediaError, MediaPolicy, check_url, fetch_url, read_data_url, read_path
+from mini_framework.media.store import Found, MediaStore, find_media
 
 # ----------------------------------------------------------------------------- sniffing
 

@@ -12,9 +12,10 @@ import pytest
 from media_helpers import body, loopback_only, png, serving
 from test_vision import Recorder, calls, image_parts
 
-from mini_framework import Agent, Executor, ImgPath, MediaPolicy, MediaStore, ToolCall, sources, tool
-from mini_framework.sources import MediaError, check_url, fetch_url, public, read_data_url, read_path
-from mini_framework.vision import TOOL_OUTPUT_LABEL
+from mini_framework import Agent, Executor, ImgPath, MediaPolicy, MediaStore, ToolCall, tool
+from mini_framework.media import sources
+from mini_framework.media.sources import MediaError, check_url, fetch_url, public, read_data_url, read_path
+from mini_framework.media.vision import TOOL_OUTPUT_LABEL
 
 TRUST = MediaPolicy(trusted_hosts=frozenset({"127.0.0.1"}), timeout=1.0)
 
@@ -165,7 +166,7 @@ def test_the_images_of_one_reply_are_bounded_in_bytes(tmp_path, monkeypatch):
 
 
 def test_descriptions_are_asked_concurrently_and_capped(tmp_path, monkeypatch):
-    from mini_framework import vision
+    from mini_framework.media import vision
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(vision, "DESCRIBE_TIMEOUT", 0.5)

@@ -22,7 +22,7 @@ from openai import OpenAI
 from mini_framework import Agent, tool
 from mini_framework.practice import PracticeServer, providers, quirks
 from mini_framework.replies import read_reply
-from mini_framework.streaming import Assembler, StreamError, assemble, complete, read_sse
+from mini_framework.streaming.assembler import Assembler, StreamError, assemble, complete, read_sse
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Current weather in a city.",

@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from mini_framework import Agent, ToolDefinitionError, tool
-from mini_framework.spill import spill
+from mini_framework.budget.spill import spill
 from tests.test_agent import ScriptedClient
 
 LOG = "\n".join(f"2026-11-30 10:{i // 60:02d}:{i % 60:02d} INFO request {i} ok" for i in range(5000)) + \

@@ -16,7 +16,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from mini_framework.practice import PracticeServer
 from mini_framework.replies import ProviderError, read_reply
-from mini_framework.streaming import QUIRKS, Assembler, Piece, StreamError, assemble, complete, read_sse
+from mini_framework.streaming.assembler import QUIRKS, Assembler, Piece, StreamError, assemble, complete, read_sse
 
 WEATHER_TOOL = {"type": "function", "function": {
     "name": "get_weather", "description": "Current weather in a city.",

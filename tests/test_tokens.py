@@ -7,8 +7,8 @@ import random
 import pytest
 from openai.types.chat import ChatCompletionMessage
 
-from mini_framework import tokens
-from mini_framework.tokens import TokenCount, count_tokens, estimate_tokens, message_tokens, tiktoken_encoding
+from mini_framework.budget import tokens
+from mini_framework.budget.tokens import TokenCount, count_tokens, estimate_tokens, message_tokens, tiktoken_encoding
 
 # OpenAI's cookbook, "How to count tokens with tiktoken": the API reported 124 (gpt-4o) and 129 (gpt-4) prompt
 # tokens for EXAMPLE, and 101 (gpt-4o) and 105 (gpt-4) for WEATHER with TOOLS.

@@ -9,7 +9,7 @@ from media_helpers import png
 from openai.types.chat import ChatCompletion
 
 from mini_framework import Agent, Executor, ImgPath, MediaPolicy, MediaStore, ToolCall, image_input_for, tool
-from mini_framework.vision import DESCRIPTION_NOTE, TOOL_OUTPUT_LABEL, Vision
+from mini_framework.media.vision import DESCRIPTION_NOTE, TOOL_OUTPUT_LABEL, Vision
 
 
 class Recorder:
@@ -212,7 +212,7 @@ def test_vision_for_model_defaults():
 def test_a_hung_or_empty_vision_model_does_not_hold_up_the_run(charts, monkeypatch):
     import time
 
-    from mini_framework import vision
+    from mini_framework.media import vision
 
     class Hung(Recorder):
         def create(self, **params):

@@ -42,12 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
 
-from .concurrency import in_thread
-from .redaction import redact_secrets
-from .replies import ToolCall
+from ..concurrency import in_thread
+from ..redaction import redact_secrets
+from ..replies import ToolCall
 
 if TYPE_CHECKING:
-    from .tools import Tool
+    from ..tools import Tool
 
 AUDIT_KEY_VARIABLE = "MINI_FRAMEWORK_AUDIT_KEY"  # if set, argument fingerprints are keyed (HMAC)
 
@@ -176,7 +176,7 @@ class Pending:
         if not isinstance(arguments, dict):
             raise TypeError(f"edit() takes the new arguments as a dict, e.g. {{'to': 'li@example.com'}}; "
                             f"not {type(arguments).__name__}")
-        from .arguments import prepare  # here: arguments.py imports tools.py, which this module serves
+        from ..arguments import prepare  # here: arguments.py imports tools.py, which this module serves
 
         validated = prepare(self.tool, arguments)  # ArgumentsError (a ValueError) names what is wrong
         values = validated.model_dump(mode="json")

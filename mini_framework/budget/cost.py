@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .state import Usage
+    from ..state import Usage
 
 __all__ = ["Price"]
 

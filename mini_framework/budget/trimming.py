@@ -15,7 +15,7 @@ prompt. Here the history is read as units that are kept or dropped whole:
     tail       the latest user turn (`keep_last_turns` of them) and everything after it: always kept
     units      in between: an assistant message with `tool_calls` together with the tool messages
                that answer it and the labelled user message that carries its images
-               (`vision.TOOL_OUTPUT_LABEL`); any other message alone
+               (`executor.TOOL_OUTPUT_LABEL`); any other message alone
 
 The oldest units go first, until the rest fits; what is kept stays in order, with no gap in the
 middle (keeping an old short message while dropping a newer long one would change the story).
@@ -44,8 +44,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..executor import TOOL_OUTPUT_LABEL
 from .tokens import as_dict, message_tokens
-from .vision import TOOL_OUTPUT_LABEL
 
 __all__ = ["SUMMARY_LABEL", "Trimmed", "model_summary", "trim_history"]
 

@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .approvals import Decision, Pending, Verdict
-from .executor import ToolResult
-from .replies import ToolCall
-from .state import RequestUsage, RunResult, RunState, Usage
+from ..executor import ToolResult
+from ..replies import ToolCall
+from ..state import RequestUsage, RunResult, RunState, Usage
+from .decisions import Decision, Pending, Verdict
 
 if TYPE_CHECKING:
-    from .tools import Tool
+    from ..tools import Tool
 
 __all__ = ["FORMAT", "SavedRunError", "claim_copies", "load", "save"]
 

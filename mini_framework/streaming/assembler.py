@@ -49,7 +49,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, TypeGuard
 
-from .replies import ProviderError, _arguments_text, _as_dict, _field
+from ..replies import ProviderError, _arguments_text, _as_dict, _field
 
 __all__ = ["QUIRKS", "Assembler", "Piece", "Quirk", "Slot", "StreamError", "assemble", "complete", "read_sse"]
 
