@@ -1,90 +1,173 @@
 """mini_framework: a small, production-minded toolkit for LLM tool calling, built lesson by lesson.
 
-Public names, each from a module of its own:
+Layers (each imports only those above it, and nothing imports up; tests/test_layers.py holds the rule):
 
-    connect, connect_async, load_settings,     where requests go: the practice model     connection.py
-      Connection, Settings                     or a real provider
-    show, dump                                 conversations and JSON, readable           display.py
-    tool, Tool, ToolDefinitionError            Python functions as tools: schema,         tools.py, schema.py
-                                               validation, running them
-    Text, ImgPath, ImgUrl                      values that are more than a string         types.py
-    find_media, MediaStore, Media              images tools return: found, registered     media.py
-                                               under a media_id
-    MediaPolicy, MediaError, media_dir         where images may be read from: allowed     sources.py
-                                               folders, public http(s) URLs
-    Vision, image_input_for                    how images reach a model that sees, or     vision.py
-                                               one that doesn't
-    prepare, ArgumentsError                    untrusted arguments: repaired, coerced,    arguments.py
-                                               explained
-    redact                                     no secrets or paths in what a model reads  redaction.py
-    ToolCall, read_reply, ProviderError        a model's reply, read and repaired         replies.py
-    Executor, ToolError, ToolResult            running calls: unknown tools, errors,      executor.py
-                                               timeouts
-    Agent, RunResult, Usage                    the loop: caps, repeats, pause and resume  agent.py, state.py
-    Verdict, Pending, Decision, AuditLog       decisions before a call runs: the          approvals.py
-                                               checkpoint, a person's approval, audit log
-    SavedRunError                              a paused run saved to JSON, loaded again   saved.py
-    ResultCache                                tool results reused for the same call      cache.py
-    Price                                      what a run's tokens cost                   cost.py
-    estimate_tokens, count_tokens,             tokens, offline (tiktoken if cached)       tokens.py
-      message_tokens
-    trim_history                               a history fitted to a budget, pairs whole  trimming.py
-    (spill.py: too long tool output to a file; mail.py: a gated send_email — imported by name)
-    Event, ModelRequest, ModelResponse,        what happens during a run                  events.py
+    core        mini_framework/*.py      tools, schema, arguments, replies, executor, the loop, hooks, state,
+                                         events, redaction, concurrency, connection, display
+    features    approvals/ media/ budget/ streaming/    each plugs into the loop through hooks (hooks.py)
+    built-in    builtin/                 ready-made tools (mail: a gated send_email)
+
+Copy the core alone and it works; add the feature folders you need. A feature that is missing is a clear
+error when something asks for it (`Agent(stream=True)`, a tool with `requires_approval`), never a silent
+no-op. Public names, loaded on first use (so `import mini_framework.tools` loads neither openai nor any
+feature):
+
+  core
+    connect, connect_async, load_settings,     where requests go: a provider or the practice model connection
+      Connection, Settings
+    show, dump                                 conversations and JSON, readable                     display
+    tool, Tool, ToolOptions                    Python functions (or JSON schemas) as tools          tools
+    ToolDefinitionError                        a function that cannot become a tool                 schema
+    Text, ImgPath, ImgUrl                      values that are more than a string                   types
+    prepare, ArgumentsError                    untrusted arguments: repaired, coerced, explained    arguments
+    redact                                     no secrets or paths in what a model reads            redaction
+    ToolCall, read_reply, ProviderError        a model's reply, read and repaired                   replies
+    Executor, ToolError, ToolResult            running calls: unknown tools, errors, timeouts       executor
+    Hook, Plan, Request, Run, FeatureMissing   where features plug into the loop                    hooks
+    Agent                                      the loop: caps, repeats, hooks                       agent
+    RunResult, Usage                           what a run is and what it produced                   state
+    Event, ModelRequest, ModelResponse,        what happens during a run                            events
       ToolStarted, ToolFinished, CapReached,
       RunPaused, FinalAnswer, TextDelta
-    Assembler                                  a streamed reply put back together, with   streaming.py
-                                               each provider's quirks normalised
+  approvals/ (feature)
+    Verdict, Pending, Decision, AuditLog,      a person's decision before a call runs; saved runs   approvals
+      SavedRunError
+  media/ (feature)
+    find_media, MediaStore, Media,             images tools return: checked, registered, delivered  media
+      MediaPolicy, MediaError, media_dir,
+      Vision, image_input_for
+  budget/ (feature)
+    ResultCache, Price, estimate_tokens,       tokens, spill, trimming, cache, cost                 budget
+      count_tokens, message_tokens,
+      trim_history
+  streaming/ (feature)
+    Assembler                                  streamed replies put back together, quirks normalised streaming
 
-Dependencies: openai and pydantic; python-dotenv only if you use `.env` files. The `practice/`
-subpackage (the offline practice model) is optional and only imported by `connect()` when no
-provider is configured.
+Dependencies: pydantic; openai when a client is made (connect()); python-dotenv only for `.env` files.
+The practice model is a separate package (`practice_model`, beside this one), used by `connect()` when no
+provider is configured and it is installed.
 
 Logging: failures (with tracebacks) go to the "mini_framework" logger, silent until you
 configure logging, e.g. `logging.basicConfig(level=logging.WARNING)`.
 """
-import logging
+from __future__ import annotations
 
-from .agent import Agent
-from .approvals.decisions import AuditLog, Decision, Pending, Verdict
-from .approvals.saved import SavedRunError
-from .arguments import ArgumentsError, prepare
-from .budget.cache import ResultCache
-from .budget.cost import Price
-from .budget.tokens import count_tokens, estimate_tokens, message_tokens
-from .budget.trimming import trim_history
-from .connection import Connection, Settings, connect, connect_async, load_settings
-from .display import dump, show
-from .events import (
-    CapReached,
-    Event,
-    FinalAnswer,
-    ModelRequest,
-    ModelResponse,
-    RunPaused,
-    TextDelta,
-    ToolFinished,
-    ToolStarted,
-)
-from .executor import Executor, ToolError, ToolResult
-from .media.sources import MediaError, MediaPolicy, media_dir
-from .media.store import Media, MediaStore, find_media
-from .media.vision import Vision, image_input_for
-from .redaction import redact
-from .replies import ProviderError, ToolCall, read_reply
-from .schema import ToolDefinitionError
-from .state import RunResult, Usage
-from .streaming.assembler import Assembler
-from .tools import Tool, tool
-from .types import ImgPath, ImgUrl, Text
+import importlib
+import logging
+from typing import TYPE_CHECKING, Any
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
+# name -> the module that defines it, imported on first use (module __getattr__, PEP 562)
+_WHERE = {
+    "connect": ".connection",
+    "connect_async": ".connection",
+    "load_settings": ".connection",
+    "Connection": ".connection",
+    "Settings": ".connection",
+    "show": ".display",
+    "dump": ".display",
+    "tool": ".tools",
+    "Tool": ".tools",
+    "ToolOptions": ".tools",
+    "ToolDefinitionError": ".schema",
+    "Text": ".types",
+    "ImgPath": ".types",
+    "ImgUrl": ".types",
+    "prepare": ".arguments",
+    "ArgumentsError": ".arguments",
+    "redact": ".redaction",
+    "ToolCall": ".replies",
+    "read_reply": ".replies",
+    "ProviderError": ".replies",
+    "Executor": ".executor",
+    "ToolError": ".executor",
+    "ToolResult": ".executor",
+    "Hook": ".hooks",
+    "Plan": ".hooks",
+    "Request": ".hooks",
+    "Run": ".hooks",
+    "FeatureMissing": ".hooks",
+    "Agent": ".agent",
+    "RunResult": ".state",
+    "Usage": ".state",
+    "Event": ".events",
+    "ModelRequest": ".events",
+    "ModelResponse": ".events",
+    "ToolStarted": ".events",
+    "ToolFinished": ".events",
+    "CapReached": ".events",
+    "RunPaused": ".events",
+    "FinalAnswer": ".events",
+    "TextDelta": ".events",
+    "Verdict": ".approvals",
+    "Pending": ".approvals",
+    "Decision": ".approvals",
+    "AuditLog": ".approvals",
+    "SavedRunError": ".approvals",
+    "find_media": ".media",
+    "MediaStore": ".media",
+    "Media": ".media",
+    "MediaPolicy": ".media",
+    "MediaError": ".media",
+    "media_dir": ".media",
+    "Vision": ".media",
+    "image_input_for": ".media",
+    "ResultCache": ".budget",
+    "Price": ".budget",
+    "estimate_tokens": ".budget",
+    "count_tokens": ".budget",
+    "message_tokens": ".budget",
+    "trim_history": ".budget",
+    "Assembler": ".streaming",
+}
+
 __all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Connection", "Decision", "Event",
-           "Executor", "FinalAnswer", "ImgPath", "ImgUrl", "Media", "MediaError", "MediaPolicy", "MediaStore",
-           "ModelRequest", "ModelResponse", "Pending", "Price", "ProviderError", "ResultCache", "RunPaused",
-           "RunResult", "SavedRunError", "Settings", "Text", "TextDelta", "Tool", "ToolCall", "ToolDefinitionError",
-           "ToolError", "ToolFinished", "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect",
-           "connect_async", "count_tokens", "dump", "estimate_tokens", "find_media", "image_input_for",
-           "load_settings", "media_dir", "message_tokens", "prepare", "read_reply", "redact", "show", "tool",
-           "trim_history"]
+           "Executor", "FeatureMissing", "FinalAnswer", "Hook", "ImgPath", "ImgUrl", "Media", "MediaError",
+           "MediaPolicy", "MediaStore", "ModelRequest", "ModelResponse", "Pending", "Plan", "Price", "ProviderError",
+           "Request", "ResultCache", "Run", "RunPaused", "RunResult", "SavedRunError", "Settings", "Text",
+           "TextDelta", "Tool", "ToolCall", "ToolDefinitionError", "ToolError", "ToolFinished", "ToolOptions",
+           "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect", "connect_async", "count_tokens",
+           "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
+           "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
+
+if TYPE_CHECKING:  # what a type checker and an editor see; at run time, __getattr__ below
+    from .agent import Agent
+    from .approvals import AuditLog, Decision, Pending, SavedRunError, Verdict
+    from .arguments import ArgumentsError, prepare
+    from .budget import Price, ResultCache, count_tokens, estimate_tokens, message_tokens, trim_history
+    from .connection import Connection, Settings, connect, connect_async, load_settings
+    from .display import dump, show
+    from .events import (
+        CapReached,
+        Event,
+        FinalAnswer,
+        ModelRequest,
+        ModelResponse,
+        RunPaused,
+        TextDelta,
+        ToolFinished,
+        ToolStarted,
+    )
+    from .executor import Executor, ToolError, ToolResult
+    from .hooks import FeatureMissing, Hook, Plan, Request, Run
+    from .media import Media, MediaError, MediaPolicy, MediaStore, Vision, find_media, image_input_for, media_dir
+    from .redaction import redact
+    from .replies import ProviderError, ToolCall, read_reply
+    from .schema import ToolDefinitionError
+    from .state import RunResult, Usage
+    from .streaming import Assembler
+    from .tools import Tool, ToolOptions, tool
+    from .types import ImgPath, ImgUrl, Text
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+    globals()[name] = value  # found once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})

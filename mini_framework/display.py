@@ -40,6 +40,20 @@ def quote(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def visible(text: str) -> str:
+    r"""Text from a model or a provider, safe to show a person: every character that moves the cursor, hides
+    itself or reorders what follows (control characters, ANSI escapes, line and paragraph separators, bidi
+    overrides, zero-width characters) is shown as its \u escape, so what is shown is what it is.
+
+    >>> print(visible("call_1\x1b[2K\rsend_email(to='boss')"), visible("invoice\u202egpj.exe"), visible("北京"))
+    call_1\u001b[2K\u000dsend_email(to='boss') invoice\u202egpj.exe 北京
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
+                   for ch in text)
+
+
 def brief(value: Any, limit: int = 80) -> str:
     """`value` on one line for people: a string as it is (whitespace collapsed), anything else as JSON.
 

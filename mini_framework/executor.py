@@ -30,7 +30,6 @@ import asyncio
 import difflib
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -39,13 +38,11 @@ from typing import Any, Callable, Iterable, Literal
 from pydantic import BaseModel
 
 from .arguments import ArgumentsError, prepare_with_repairs
-from .budget.cache import ResultCache, cache_key
-from .budget.spill import DEFAULT_THRESHOLD, spill
-from .concurrency import in_thread, run_sync
-from .media.store import Found, Media, MediaError, MediaStore, find_media
+from .concurrency import run_sync
+from .hooks import FeatureMissing, Hook, Plan, Run, feature, overrides
 from .redaction import redact, redact_secrets
 from .replies import ToolCall
-from .tools import Tool, as_tool
+from .tools import FEATURE_OPTIONS, Tool, as_tool
 
 __all__ = ["Executor", "Failure", "ToolCall", "ToolError", "ToolResult", "describe_exception", "envelope",
            "error_envelope", "result_text", "success_envelope", "to_text", "unknown_tool_message"]
@@ -76,7 +73,7 @@ class ToolResult:
     seconds: float = 0.0  # wall time of this call
     repairs: list[str] = field(default_factory=list)  # what was fixed in the arguments before the call ran
     attachments: list[dict[str, Any]] = field(default_factory=list)  # parts a format_result returned beyond text
-    media: list[Media] = field(default_factory=list)  # images the tool returned, registered (media.py)
+    media: list[Any] = field(default_factory=list)  # images the tool returned, registered (media feature)
     cached: bool = False  # True: answered from the result cache, the tool did not run (cache.py)
 
     @property
@@ -214,11 +211,11 @@ def _scrubbed(value: Any) -> Any:
 ErrorFormatter = Callable[[BaseException, ToolCall], str]
 ResultFormatter = Callable[[Any, ToolCall, Tool], "str | list[dict[str, Any]]"]
 LAST_RESORT = envelope("error", error="The tool failed, and so did describing the failure.")
-MAX_IMAGES = 16  # images one tool result may return
+NOT_HELD = ("This call did not run: {name} needs a person's decision first, and there is no one to ask here. "
+            "Do not retry it; tell the user it needs their approval.")
 # The first words of a user message that carries tool output (images, descriptions), not the user's words:
 # features that add such a message start it with this, and history trimming keeps it with its tool messages.
 TOOL_OUTPUT_LABEL = "Tool output, not a message from the user"
-LOADING_SLOTS = 4  # images read or fetched at the same time, per executor
 
 
 @dataclass
@@ -239,6 +236,9 @@ class Executor:
     ...     return a + b
     >>> [r.content for r in Executor([add]).run_sync([ToolCall("call_1", "add", '{"a": 2, "b": "三"}')])]
     ['5']
+
+    `hooks` wrap each call (hooks.py: `around_call`); `media=` (a MediaStore) and `cache=` (a ResultCache)
+    are shorthands for the media and budget features' hooks.
     """
 
     def __init__(
@@ -250,10 +250,9 @@ class Executor:
         retry_budget: int = 2,
         format_error: ErrorFormatter = error_envelope,
         format_result: ResultFormatter = result_text,
-        media: MediaStore | None = None,
-        cache: ResultCache | None = None,
-        spill_dir: str | os.PathLike[str] | None = None,
-        can_read_files: bool = False,
+        hooks: Iterable[Hook] = (),
+        media: Any = None,
+        cache: Any = None,
     ) -> None:
         self.tools: dict[str, Tool] = tools_by_name(tools)
         self.timeout = timeout  # default seconds per call; a tool's own `timeout` wins
@@ -262,62 +261,119 @@ class Executor:
         self.format_error = format_error  # exception -> what the model reads
         self.format_result = format_result  # (value, call, tool) -> what the model reads
         self.failures: dict[str, int] = {}  # tool name -> invalid tries since its last success
-        self.media = media  # where returned images are read and registered; None: images are not looked for
-        self.cache = cache  # results of tools made with @tool(cache=seconds); None: nothing is reused
-        self.spill_dir = spill_dir  # where too-long text results go (None: the temporary folder)
-        self.can_read_files = can_read_files  # whether the model has a tool to read a spilled result
-        self.round_bytes = 0
-        self.loading: asyncio.Semaphore | None = None
+        hooks = list(hooks)
+        if cache is not None:
+            hooks.insert(0, feature("budget").CacheHook(cache))
+        if media is not None:
+            hooks.append(feature("media").MediaHook(media))
+        self.hooks = with_option_hooks(hooks, self.tools.values())
+        self._around = [h for h in ordered(self.hooks) if overrides(h, "around_call")]
 
-    async def run(self, calls: Iterable[Any]) -> list[ToolResult]:
-        """Run the calls of one reply concurrently; one result per call, in the calls' order."""
-        calls = [_readable(c) for c in calls]
-        limit = asyncio.Semaphore(max(1, self.max_concurrency))
-        self.round_bytes = 0  # bytes of images loaded for this reply's calls (bounded by the media policy)
-        self.loading = asyncio.Semaphore(LOADING_SLOTS)  # bound to this run's event loop: made here, dropped after
-
-        async def limited(call: ToolCall) -> ToolResult:
-            async with limit:
-                return await self.run_one(call)
-
+    def plan(self, call: Any, run: Run | None = None) -> Plan:
+        """A call on its way to running: its tool found, its arguments repaired and validated (once)."""
+        call = _readable(call)
         try:
-            outcomes = await asyncio.gather(*(limited(c) for c in calls), return_exceptions=True)
-        finally:
-            self.loading = None
-        results = []
-        for call, outcome in zip(calls, outcomes):
-            if isinstance(outcome, ToolResult):
-                results.append(outcome)
-            else:  # a bug of ours or a KeyboardInterrupt-free surprise: still an answer for this id
-                log.error("running call %s failed unexpectedly", call.id, exc_info=outcome)
-                results.append(self._failed(call, "exception", self._format_error(outcome, call)))
-        return results
+            tool = self.tools.get(call.name)
+        except Exception as exc:  # a bug-shaped call (a name that is not a string): its own failure, never ours
+            plan = Plan(call, None, run=run)
+            plan.answered = self._failed(call, "exception", self._format_error(exc, call))
+            return plan
+        plan = Plan(call, tool, run=run)
+        if tool is not None:
+            try:
+                plan.arguments, plan.repairs = prepare_with_repairs(tool, call.arguments)
+            except ArgumentsError as problem:
+                plan.problem = str(problem)
+            except Exception:  # a validator that crashed, arguments nested too deep: this call cannot run
+                log.warning("checking the arguments of call %s failed", call.id, exc_info=True)
+                plan.problem = f"The arguments of {tool.name} could not be checked. Call it again with simpler values."
+                plan.data["crashed"] = True
+        return plan
+
+    async def run(self, calls: Iterable[Any], run: Run | None = None) -> list[ToolResult]:
+        """Run the calls of one reply concurrently; one result per call, in the calls' order. The hooks decide
+        first (`before_calls`), as in an Agent; a call they would hold for a person is answered instead: an
+        Executor on its own has no run to pause."""
+        if run is None:
+            from .state import RunState  # here: the state module builds on this one
+
+            run = Run(RunState([]), None, lambda event: None)
+        plans = [self.plan(c, run) for c in calls]
+        for hook in ordered(self.hooks):
+            if overrides(hook, "before_calls"):
+                await hook.before_calls(run, [p for p in plans if p.answered is None and p.held is None])
+        for plan in plans:
+            if plan.held is not None and plan.answered is None:
+                plan.answer(envelope("error", error=NOT_HELD.format(name=plan.call.name)), "denied")
+        return await self.run_plans(plans)
 
     def run_sync(self, calls: Iterable[Any]) -> list[ToolResult]:
         """`run` for code without an event loop (or inside Jupyter's)."""
         return run_sync(self.run(calls))
 
-    async def run_one(self, call: ToolCall) -> ToolResult:
-        """One call, start to finish; never raises (except for cancellation)."""
+    async def run_plans(self, plans: list[Plan]) -> list[ToolResult]:
+        """Run planned calls of one reply concurrently (an answered plan is its answer); results in order."""
+        limit = asyncio.Semaphore(max(1, self.max_concurrency))
+        reply: dict[str, Any] = {}  # what the calls of this reply share (e.g. the media hook's byte budget)
+        for plan in plans:
+            plan.reply = reply
+
+        async def limited(plan: Plan) -> ToolResult:
+            if plan.answered is not None:
+                return plan.answered
+            async with limit:
+                return await self.run_one(plan)
+
+        outcomes = await asyncio.gather(*(limited(p) for p in plans), return_exceptions=True)
+        results = []
+        for plan, outcome in zip(plans, outcomes):
+            if isinstance(outcome, ToolResult):
+                results.append(outcome)
+            elif isinstance(outcome, (KeyboardInterrupt, asyncio.CancelledError)):
+                raise outcome
+            else:  # a bug of ours or of a hook: still an answer for this id
+                log.error("running call %s failed unexpectedly", plan.call.id, exc_info=outcome)
+                results.append(self._failed(plan.call, "exception", self._format_error(outcome, plan.call)))
+        return results
+
+    async def run_one(self, plan: Plan | ToolCall) -> ToolResult:
+        """One call, start to finish, through the hooks; never raises (except for cancellation)."""
+        if not isinstance(plan, Plan):
+            plan = self.plan(plan)
         started = time.perf_counter()
-        result = await self._attempt(call)
+        tool = plan.tool
+        if tool is None:
+            message = unknown_tool_message(plan.call.name, self.tools)
+            result = self._invalid(plan.call, "unknown_tool", envelope("error", error=message))
+        elif plan.problem is not None:
+            result = self._invalid(plan.call, "invalid_arguments", envelope("error", error=plan.problem))
+        else:
+            plan.format = partial(self._format, plan)
+            result = await self._through(plan, 0)
+            if plan.note and result.ok:
+                result.content = plan.note + result.content
         result.seconds = time.perf_counter() - started
         return result
 
-    async def _attempt(self, call: ToolCall) -> ToolResult:
-        tool = self.tools.get(call.name)
-        if tool is None:
-            message = unknown_tool_message(call.name, self.tools)
-            return self._invalid(call, "unknown_tool", envelope("error", error=message))
+    async def _through(self, plan: Plan, depth: int) -> ToolResult:
+        """The call through the around_call hooks from `depth` inward, the tool itself innermost."""
+        if depth == len(self._around):
+            return await self._invoke(plan)
+        hook = self._around[depth]
         try:
-            validated, repairs = prepare_with_repairs(tool, call.arguments)
-        except ArgumentsError as problem:
-            return self._invalid(call, "invalid_arguments", envelope("error", error=str(problem)))
-        key = cache_key(tool.name, validated) if tool.cache and self.cache is not None else None
-        if key is not None and self.cache is not None and (hit := self.cache.get(key)) is not None:
-            return ToolResult(call, hit.content, ok=True, value=hit.value, repairs=repairs, cached=True)
+            return await hook.around_call(plan, partial(self._through, plan, depth + 1))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException as exc:  # a hook's bug is this call's failure, never the run's
+            log.error("hook %s failed on call %s", type(hook).__name__, plan.call.id, exc_info=True)
+            return self._failed(plan.call, "exception", self._format_error(exc, plan.call), plan.repairs)
+
+    async def _invoke(self, plan: Plan) -> ToolResult:
+        """Run the tool with its validated arguments, within its timeout, and format what it returned."""
+        call, tool = plan.call, plan.tool
+        assert tool is not None and plan.arguments is not None
         timeout = tool.timeout if tool.timeout is not None else self.timeout
-        task = asyncio.ensure_future(self._guarded(tool, validated))
+        task = asyncio.ensure_future(self._guarded(tool, plan.arguments))
         try:
             done, _ = await asyncio.wait({task}, timeout=timeout)
         except asyncio.CancelledError:
@@ -327,90 +383,31 @@ class Executor:
             task.cancel()  # abandoned: a tool that ignores cancellation runs on, unwatched
             message = (f"{tool.name} did not finish within {timeout:g} s and was stopped. "
                        "Try again later, or tell the user the service is not responding.")
-            if tool.side_effects or tool.requires_approval is not False:  # it may have sent, paid, written already
+            if tool.acts:  # it may have sent, paid, written already
                 message = (f"{tool.name} did not finish within {timeout:g} s: whether it did what it was asked is "
                            "unknown (it may still complete). Do not call it again; tell the user to check "
                            "before anything is retried.")
-            return self._failed(call, "timeout", envelope("error", error=message), repairs)
+            return self._failed(call, "timeout", envelope("error", error=message), plan.repairs)
         outcome = task.result()
         if outcome.error is None:
-            value, found = _find_media(outcome.value) if self.media is not None else (outcome.value, [])
-            media, problems = await self._load_media(found, tool.name)
-            if not media and not problems:
-                value = outcome.value  # an older tool's {"path": ...} that is not an image: plain data
             try:
-                content, attachments = _content(self.format_result(value, call, tool)) if value is not None \
-                    else ("", [])
+                content, attachments = self._format(plan, outcome.value)
             except (KeyboardInterrupt, asyncio.CancelledError):
                 raise
             except BaseException as exc:  # a formatter's bug (even SystemExit) is reported like the tool's own
                 outcome.error = exc
             else:
                 self.failures.pop(tool.name, None)  # it works again: a fresh retry budget
-                lines = [content] if content else []
-                lines += [f"[image {m.label()}]" for m in media]
-                if problems:
-                    message = (f"{tool.name} returned an image that cannot be used: {'; '.join(problems)}. Use "
-                               "an image inside the allowed folders or at a public http(s) URL, or tell the user.")
-                    return ToolResult(call, envelope("error", error=message, output="\n".join(lines) or None),
-                                      ok=False, failure="bad_media", value=outcome.value, repairs=repairs,
-                                      media=media)
-                if tool.too_long_to_file and isinstance(outcome.value, str) and not media and not attachments:
-                    lines = [self._spilled("\n".join(lines), tool)]
-                if key is not None and self.cache is not None and not media and not attachments and tool.cache:
-                    self.cache.put(key, tool.cache, "\n".join(lines), outcome.value)
-                return ToolResult(call, "\n".join(lines), ok=True, value=outcome.value, repairs=repairs,
-                                  attachments=attachments, media=media)
+                return ToolResult(call, content, ok=True, value=outcome.value, repairs=plan.repairs,
+                                  attachments=attachments)
         _scrub(outcome.error)  # the log keeps the traceback, not the keys in the message
         log.warning("tool %s failed (call %s)", tool.name, call.id, exc_info=outcome.error)
-        return self._failed(call, "exception", self._format_error(outcome.error, call), repairs)
+        return self._failed(call, "exception", self._format_error(outcome.error, call), plan.repairs)
 
-    def _spilled(self, text: str, tool: Tool) -> str:
-        """A long text result cut for the model, the full text saved to a file (spill.py)."""
-        limit = DEFAULT_THRESHOLD if tool.too_long_to_file is True else int(tool.too_long_to_file)
-        cut = spill(text, tool.name, threshold=limit, folder=self.spill_dir, can_read_files=self.can_read_files)
-        return text if cut is None else cut.content
-
-    async def _load_media(self, found: list[Found], tool_name: str) -> tuple[list[Media], list[str]]:
-        """Read and register the images a tool returned, concurrently: (registered, why others were refused).
-        An older tool's {"path": ...} that cannot be read is not an image after all, and no problem."""
-        store = self.media
-        if store is None or not found:
-            return [], []
-        if len(found) > MAX_IMAGES:
-            return [], [f"{len(found)} images in one result, more than {MAX_IMAGES}"]
-
-        def load(item: Found) -> Media | str | None:
-            try:
-                return store.load(item, tool_name)
-            except MediaError as error:
-                return redact(str(error)) if item.explicit else None
-            except Exception as error:  # a bug of ours: refused, logged, never raised into the run
-                log.warning("loading an image from %s failed", tool_name, exc_info=True)
-                return f"an image could not be read ({type(error).__name__})" if item.explicit else None
-
-        budget = store.policy.max_round_bytes
-        over = f"the images of this reply's calls add up to more than {budget:,} bytes"
-        slots = self.loading or asyncio.Semaphore(LOADING_SLOTS)  # run_one called on its own: its own slots
-
-        async def one(item: Found) -> Media | str | None:
-            async with slots:  # a few images in memory at a time, and none read past the budget
-                if self.round_bytes > budget:
-                    return over
-                try:  # each fetch has its own deadline; this one also covers a hung name lookup
-                    outcome = await asyncio.wait_for(in_thread(partial(load, item)), store.policy.timeout + 5)
-                except asyncio.TimeoutError:
-                    return "loading the image took too long" if item.explicit else None
-                if isinstance(outcome, Media):
-                    self.round_bytes += len(outcome.data)
-                    if self.round_bytes > budget:  # the results keep their images: memory, too
-                        return over
-                return outcome
-
-        outcomes = await asyncio.gather(*(one(item) for item in found))
-        media = [o for o in outcomes if isinstance(o, Media)]
-        problems = list(dict.fromkeys(o for o in outcomes if isinstance(o, str)))
-        return media, problems
+    def _format(self, plan: Plan, value: Any) -> tuple[str, list[dict[str, Any]]]:
+        """A value as (tool message text, other content parts), by `format_result`."""
+        assert plan.tool is not None
+        return _content(self.format_result(value, plan.call, plan.tool)) if value is not None else ("", [])
 
     @staticmethod
     async def _guarded(tool: Tool, validated: BaseModel) -> _Outcome:
@@ -463,6 +460,31 @@ class Executor:
         return ToolResult(call, content, ok=False, failure=failure, repairs=repairs or [])
 
 
+def ordered(hooks: Iterable[Hook]) -> list[Hook]:
+    """Hooks in the order they act: as given, those marked `last` after the others (the approval gate)."""
+    hooks = list(hooks)
+    return [h for h in hooks if not h.last] + [h for h in hooks if h.last]
+
+
+def with_option_hooks(hooks: list[Hook], tools: Iterable[Tool]) -> list[Hook]:
+    """`hooks`, plus each feature's default hook for a tool option that none of them handles (a tool with
+    `requires_approval` gets the approval gate, one with `cache` the result cache). A feature that is not in
+    this copy is an error naming the tool and the option: such a tool is refused, never run unguarded."""
+    hooks = list(hooks)
+    for one in tools:
+        for option in one.options:
+            if any(option in h.options for h in hooks):
+                continue
+            folder = FEATURE_OPTIONS[option]
+            try:
+                hooks += feature(folder).default_hooks(option)
+            except FeatureMissing:
+                raise FeatureMissing(f"{one.name} has {option}={one.options[option]!r:.40}, which the {folder} feature "
+                                     f"handles ({__package__}/{folder}/); it is not in this copy of the framework: "
+                                     "copy that folder too, or remove the option") from None
+    return hooks
+
+
 def tools_by_name(tools: Iterable[Any]) -> dict[str, Tool]:
     """Tools (or plain functions) by name; two tools with one name are an error, not a silent overwrite.
 
@@ -488,15 +510,6 @@ def _readable(call: Any) -> ToolCall:
     except Exception:
         raw_id = call.get("id") if isinstance(call, dict) else getattr(call, "id", "")
         return ToolCall(raw_id if isinstance(raw_id, str) else "", "unreadable_call", "{}")
-
-
-def _find_media(value: Any) -> tuple[Any, list[Found]]:
-    """`find_media`, where a value that breaks the search (a cycle, a hostile __eq__) simply holds no images."""
-    try:
-        return find_media(value)
-    except Exception:
-        log.warning("looking for images in a tool result failed; it is sent as it is", exc_info=True)
-        return value, []
 
 
 def _content(formatted: Any) -> tuple[str, list[dict[str, Any]]]:

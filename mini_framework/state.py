@@ -13,10 +13,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .approvals.decisions import Decision, Pending, Verdict
-from .budget.cost import Price
 from .display import brief
 from .executor import ToolResult
+from .hooks import feature
 from .replies import ToolCall
 
 __all__ = ["RequestUsage", "RunResult", "RunState", "Usage"]
@@ -53,9 +52,9 @@ class Usage:
         self.cached_tokens += cached_tokens
         self.per_request.append(RequestUsage(prompt_tokens, completion_tokens, cached_tokens))
 
-    def cost(self, price: Price) -> float:
-        """US$ for these tokens at `price` (cost.py), e.g. `result.usage.cost(Price(input=0.15, output=0.6))`."""
-        return price.cost(self)
+    def cost(self, price: Any) -> float:
+        """US$ for these tokens at `price` (budget/cost.py), e.g. `result.usage.cost(Price(input=0.15, output=0.6))`."""
+        return float(price.cost(self))
 
     def __str__(self) -> str:
         return (f"{self.requests} requests, {self.prompt_tokens} prompt + {self.completion_tokens} completion "
@@ -75,15 +74,14 @@ class RunState:
     last_result: dict[str, str] = field(default_factory=dict)  # call key -> what the model read the last time
     failures: dict[str, int] = field(default_factory=dict)  # tool name -> invalid tries since its last success
     waiting: list[ToolCall] = field(default_factory=list)  # calls of the last reply not answered yet
-    pending: list[Pending] = field(default_factory=list)  # of those, the ones the run paused for
-    decided: dict[str, Verdict] = field(default_factory=dict)  # call id -> the checkpoint's verdict
-    approvals: dict[str, Decision] = field(default_factory=dict)  # call id -> a person's decision (this reply)
-    spent: list[str] = field(default_factory=list)  # bindings of approvals used (each runs one call, once)
+    cut: list[str] = field(default_factory=list)  # of those, the ids cut off by max_tokens: answered, never run
+    pending: list[Any] = field(default_factory=list)  # what the run paused for (hooks' `plan.hold` items)
+    features: dict[str, Any] = field(default_factory=dict)  # each feature's state for this run, by its key
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)  # for the audit log and RUN_ID
     capped: bool = False  # True once max_iterations stopped the tool calls
     done: bool = False
     busy: bool = False  # True while a run or resume is working on this state
-    saved_to: list[str] = field(default_factory=list)  # files this paused state was saved to (claimed on resume)
+    plans: list[Any] | None = field(default=None, repr=False)  # the waiting calls, checked (kept while paused)
 
 
 @dataclass
@@ -96,17 +94,15 @@ class RunResult:
     usage: Usage
     iterations: int  # model requests made, the final one included
     capped: bool  # True when max_iterations ended the tool calls
-    pending: list[Pending] = field(default_factory=list)  # calls a paused run waits on (emptied by resume)
+    pending: list[Any] = field(default_factory=list)  # calls a paused run waits on (emptied by resume)
     state: RunState | None = field(default=None, repr=False)  # what `resume` continues from
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write this paused run to a JSON file (0600, atomically); `agent.load(path)` continues it, also in
-        another process. Decisions already made are kept."""
-        from .approvals.saved import save  # saved.py builds on this module
+    def save(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> None:
+        """Write this paused run to a signed JSON file (0600, atomically); `agent.load(path)` continues it, also
+        in another process. Decisions already made are kept (the approvals feature: approvals/saved.py)."""
+        feature("approvals").saved.save(self, path, key=key)
 
-        save(self, path)
-
-    def find(self, call_id: str) -> Pending:
+    def find(self, call_id: str) -> Any:
         """The pending call with this id, to decide it (a service gets ids back from its approval page)."""
         for item in self.pending:
             if item.id == call_id:

@@ -29,22 +29,73 @@ import inspect
 import re
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, overload
+from typing import Any, Callable, Iterable, Mapping, TypedDict, overload
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
+from typing_extensions import Unpack  # ships with Pydantic
 
 from .arguments import drop_null_defaults, prepare
 from .concurrency import in_thread
+from .hooks import FeatureMissing, feature
 from .schema import ToolDefinitionError, function_schema, strict_schema
 
-__all__ = ["RUN_ID", "Parameter", "Tool", "ToolDefinitionError", "as_tool", "tool", "tool_guidance"]
+__all__ = ["FEATURE_OPTIONS", "RUN_ID", "Option", "Parameter", "Tool", "ToolDefinitionError", "ToolOptions",
+           "ToolSettings", "as_tool", "tool", "tool_guidance"]
 
 # The id of the agent run a tool call belongs to (set by Agent while tools run; None outside a run), so
 # a tool can count per run, e.g. "at most 3 e-mails per run". Stable across pause, save and resume.
 RUN_ID: ContextVar[str | None] = ContextVar("mini_framework_run", default=None)
 
 NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # what the Chat Completions API accepts, used with fullmatch
+
+
+class ToolSettings(TypedDict, total=False):
+    """The tool options besides its name and description (see ToolOptions, the whole list)."""
+
+    best_practices: str  # advice for the system prompt, collected by tool_guidance()
+    prompt_injection_builder: Callable[[Any], str] | None  # a run's context -> more advice (Agent.run)
+    strict: bool  # send the strict-mode schema (to_openai_tool's default)
+    timeout: float | None  # seconds before the executor gives up on a call (None: the executor's default)
+    side_effects: bool  # it changes something (sends, writes, pays): never cached, a timeout says "unknown"
+    requires_approval: bool | Callable[[Any], bool]  # approvals: a person decides before it runs
+    cache: float | None  # budget: seconds a result may be reused for the same arguments; None: never
+    too_long_to_file: bool | int  # budget: spill text results over 20,000 (or this many) tokens to a file
+    reads_files: bool  # budget: it can read a file the agent names (a spilled result's reminder then says so)
+
+
+class ToolOptions(ToolSettings, total=False):
+    """Every keyword `@tool` and `Tool.from_schema` take: the one list of tool options.
+
+    The core reads name, description and the first five settings; a feature reads the others, and declares
+    their default and checks them (`OPTIONS` in the feature folder's options.py; see FEATURE_OPTIONS).
+    """
+
+    name: str  # what the model calls; default: the function's name, or the class name in snake_case
+    description: str  # when to use it; default: the docstring's summary (before Args:/Parameters)
+
+
+# The options a feature reads -> its folder. The feature declares each one (default, check) in its options.py.
+FEATURE_OPTIONS = {"requires_approval": "approvals", "cache": "budget", "too_long_to_file": "budget",
+                   "reads_files": "budget"}
+
+
+@dataclass(frozen=True)
+class Option:
+    """How a feature declares a tool option: its default, how a value is checked, whether it means the tool acts."""
+
+    default: Any
+    check: Callable[[Any, Tool], Any] | None = None  # (value, tool) -> the value kept; raises ToolDefinitionError
+    acts: bool = False  # True: a tool with this option set may change something (a timeout's outcome is unknown)
+
+
+def declared(name: str) -> Option | None:
+    """The declaration of a feature's tool option, or None when its feature folder is not in this copy."""
+    try:
+        options: Mapping[str, Option] = feature(FEATURE_OPTIONS[name]).OPTIONS
+    except FeatureMissing:
+        return None
+    return options[name]
 
 
 @dataclass
@@ -72,34 +123,16 @@ class Tool:
     ('echo', 'hi')
     """
 
-    name: str = ""  # what the model calls; default: the function's name, or the class name in snake_case
-    description: str = ""  # when to use it; default: the docstring's summary (before Args:/Parameters)
-    best_practices: str = ""  # advice for the system prompt, collected by tool_guidance()
-    prompt_injection_builder: Callable[[Any], str] | None = None  # a run's context -> more advice (Agent.run)
-    timeout: float | None = None  # seconds before the executor gives up on a call (None: the executor's default)
-    strict: bool = False  # send the strict-mode schema (to_openai_tool's default)
-    requires_approval: bool | Callable[[Any], bool] = False  # a person decides before it runs (agent.py)
-    side_effects: bool = False  # it changes something (sends, writes, pays): never cached
-    cache: float | None = None  # seconds a result may be reused for the same arguments (cache.py); None: never
-    too_long_to_file: bool | int = False  # spill text results over 20,000 (or this many) tokens to a file (spill.py)
-    reads_files: bool = False  # it can read a file the agent names (a spilled result's reminder then says so)
+    name: str = ""  # see ToolOptions for these seven; a subclass may set them as class attributes
+    description: str = ""
+    best_practices: str = ""
+    prompt_injection_builder: Callable[[Any], str] | None = None
+    timeout: float | None = None
+    strict: bool = False
+    side_effects: bool = False
 
-    def __init__(
-        self,
-        name: str | None = None,
-        description: str | None = None,
-        func: Callable[..., Any] | None = None,
-        *,
-        best_practices: str | None = None,
-        prompt_injection_builder: Callable[[Any], str] | None = None,
-        strict: bool | None = None,
-        timeout: float | None = None,
-        requires_approval: bool | Callable[[Any], bool] | None = None,
-        side_effects: bool | None = None,
-        cache: float | None = None,
-        too_long_to_file: bool | int | None = None,
-        reads_files: bool | None = None,
-    ) -> None:
+    def __init__(self, name: str | None = None, description: str | None = None,
+                 func: Callable[..., Any] | None = None, **options: Unpack[ToolSettings]) -> None:
         if func is None and type(self).run is Tool.run:
             raise TypeError("a Tool needs a function: use @tool on a function, or subclass Tool and define run()")
         self.func: Callable[..., Any] = func if func is not None else self.run  # what a call runs
@@ -112,46 +145,72 @@ class Tool:
         elif not self.name:
             self.name = _snake(type(self).__name__)
         check_name(self.name)
-        if best_practices is not None:
-            self.best_practices = best_practices
-        if prompt_injection_builder is not None:
-            self.prompt_injection_builder = prompt_injection_builder
-        if timeout is not None:
-            self.timeout = timeout
-        if strict is not None:
-            self.strict = strict
-        if requires_approval is not None:
-            self.requires_approval = requires_approval
-        if side_effects is not None:
-            self.side_effects = side_effects
-        if cache is not None:
-            self.cache = cache
-        if too_long_to_file is not None:
-            self.too_long_to_file = too_long_to_file
-        if reads_files is not None:
-            self.reads_files = reads_files
-        spill_at = self.too_long_to_file
-        if not isinstance(spill_at, bool) and (not isinstance(spill_at, int) or spill_at < 100):
-            raise ToolDefinitionError(f"{self.name}: too_long_to_file is True (20,000 tokens) or a number of tokens "
-                                      f"of at least 100; not {spill_at!r}")
-        _check_cache(self)
-        if not isinstance(self.requires_approval, bool) and not callable(self.requires_approval):
-            raise TypeError("requires_approval must be True, False, or a function of the validated arguments, "
-                            f"e.g. lambda args: args.to.endswith('@external.com'); not {self.requires_approval!r:.60}")
+        self._apply(options)
         schema = function_schema(self.func, self.name, description or self.description or None)
         self.description = schema.description or _first_paragraph(type(self).__doc__ if func is None else None)
-        self.params_model: type[BaseModel] = schema.params_model  # validates arguments (built once, here)
-        self.parameters = [Parameter.of(n, self.params_model.model_fields[n]) for n in schema.hints]
-        self.json_schema: dict[str, Any] = schema.json_schema  # the `parameters` schema; treat as read-only
+        self._use_schema(schema.params_model, schema.json_schema, list(schema.hints), schema.positional_only)
         self.is_async: bool = _is_async(self.func)  # sync functions run in a worker thread when invoked
-        self._positional = schema.positional_only
-        self._strict_schema: dict[str, Any] | None = None
         self._is_method = _first_param(self.func) in ("self", "cls")
         if self.strict:
             _ = self.strict_json_schema  # build it now, so an impossible strict schema fails at decoration time
 
+    def _apply(self, options: Mapping[str, Any]) -> None:
+        """Set the options given (the rest keep the class's values), then let each feature check its own."""
+        unknown = [k for k in options if k not in ToolSettings.__annotations__]
+        if unknown:
+            close = [n for n in ToolSettings.__annotations__ if n[:4] == unknown[0][:4]]
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise TypeError(f"tool() got an unknown option {unknown[0]!r}{hint}")
+        self.options: dict[str, Any] = {}  # the feature options set on this tool (given, or class attributes)
+        for key, value in options.items():
+            if value is None:
+                continue  # None means "not given" (Tool(..., strict=None))
+            if key in FEATURE_OPTIONS:
+                self.options[key] = value
+            else:
+                setattr(self, key, value)
+        for klass in type(self).__mro__:  # a subclass's `requires_approval = True`
+            if klass is Tool:
+                break
+            for key in FEATURE_OPTIONS:
+                if key in vars(klass) and key not in self.options and vars(klass)[key] is not None:
+                    self.options[key] = vars(klass)[key]
+        self.acts = bool(self.side_effects)  # it may change something: the feature options below can say so too
+        for key, value in list(self.options.items()):
+            option = declared(key)
+            if option is None:  # its feature is not in this copy: kept as given; an Agent refuses the tool
+                self.acts = self.acts or value not in (None, False)
+                continue
+            if value == option.default and type(value) is type(option.default):
+                del self.options[key]
+                continue
+            self.acts = self.acts or (option.acts and value not in (None, False))
+        for key in list(self.options):
+            option = declared(key)
+            if option is not None and option.check is not None:
+                self.options[key] = option.check(self.options[key], self)
+
+    def _use_schema(self, model: type[BaseModel], json_schema: dict[str, Any], names: list[str],
+                    positional: tuple[str, ...] = ()) -> None:
+        """Take the Pydantic model that validates arguments and the schema the model reads (built once)."""
+        self.params_model: type[BaseModel] = model
+        self.parameters = [Parameter.of(n, model.model_fields[n]) for n in names]
+        self.json_schema: dict[str, Any] = json_schema  # the `parameters` schema; treat as read-only
+        self._positional = positional
+        self._strict_schema: dict[str, Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        """A feature option's value (`send_email.requires_approval`): as set, else its feature's default."""
+        if name in FEATURE_OPTIONS and "options" in self.__dict__:
+            if name in self.options:
+                return self.options[name]
+            option = declared(name)
+            if option is not None:
+                return option.default
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def needs_approval(self, validated: BaseModel) -> bool:
-        """Whether a person must approve this call first. A predicate that fails says yes (fail closed).
+        """Whether a person must approve this call first (the approvals feature decides; fail closed).
 
         >>> @tool(requires_approval=lambda args: args.to.endswith("@external.com"))
         ... def send(to: str) -> str:
@@ -160,15 +219,14 @@ class Tool:
         >>> [send.needs_approval(send.validate({"to": to})) for to in ("li@external.com", "me@corp.cn")]
         [True, False]
         """
-        rule = self.requires_approval
-        if isinstance(rule, bool):
-            return rule
+        rule = self.options.get("requires_approval", False)
+        if rule is False:
+            return False
         try:
-            return bool(rule(validated))
-        except (KeyboardInterrupt, GeneratorExit):
-            raise
-        except BaseException:  # a rule that fails, even with SystemExit, asks for a person
+            decide = feature("approvals").needs_approval
+        except FeatureMissing:
             return True
+        return bool(decide(self, validated))
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """What the tool does; subclasses override this (sync or async)."""
@@ -269,60 +327,16 @@ class Tool:
 
 
 @overload
-def tool(
-    func: Callable[..., Any],
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    best_practices: str | None = None,
-    prompt_injection_builder: Callable[[Any], str] | None = None,
-    strict: bool = False,
-    timeout: float | None = None,
-    requires_approval: bool | Callable[[Any], bool] = False,
-    side_effects: bool = False,
-    cache: float | None = None,
-    too_long_to_file: bool | int = False,
-    reads_files: bool = False,
-) -> Tool: ...
+def tool(func: Callable[..., Any], /, **options: Unpack[ToolOptions]) -> Tool: ...
 
 
 @overload
-def tool(
-    func: None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    best_practices: str | None = None,
-    prompt_injection_builder: Callable[[Any], str] | None = None,
-    strict: bool = False,
-    timeout: float | None = None,
-    requires_approval: bool | Callable[[Any], bool] = False,
-    side_effects: bool = False,
-    cache: float | None = None,
-    too_long_to_file: bool | int = False,
-    reads_files: bool = False,
-) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(func: None = None, /, **options: Unpack[ToolOptions]) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
-def tool(
-    func: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    best_practices: str | None = None,
-    prompt_injection_builder: Callable[[Any], str] | None = None,
-    strict: bool = False,
-    timeout: float | None = None,
-    requires_approval: bool | Callable[[Any], bool] = False,
-    side_effects: bool = False,
-    cache: float | None = None,
-    too_long_to_file: bool | int = False,
-    reads_files: bool = False,
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Turn a function (sync or async) into a Tool: `@tool` or `@tool(name=..., strict=True, ...)`.
+def tool(func: Callable[..., Any] | None = None, /,
+         **options: Unpack[ToolOptions]) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a function (sync or async) into a Tool: `@tool` or `@tool(name=..., strict=True, ...)` (ToolOptions).
 
     >>> @tool
     ... def add(a: int, b: int = 1) -> int:
@@ -331,12 +345,12 @@ def tool(
     >>> add(2), add.name, add.description, add.json_schema["required"]
     (3, 'add', 'Add two integers.', ['a'])
     """
+    rest: dict[str, Any] = dict(options)
+    name: str | None = rest.pop("name", None)
+    description: str | None = rest.pop("description", None)
 
     def make(f: Callable[..., Any]) -> Tool:
-        return Tool(name, description, f, best_practices=best_practices,
-                    prompt_injection_builder=prompt_injection_builder, strict=strict, timeout=timeout,
-                    requires_approval=requires_approval, side_effects=side_effects, cache=cache,
-                    too_long_to_file=too_long_to_file, reads_files=reads_files)
+        return Tool(name, description, f, **rest)
 
     if func is None:
         return make
@@ -380,18 +394,6 @@ def tool_guidance(tools: Iterable[Any], context: Any = None) -> str:
         if texts:
             sections.append(f"## {t.name}\n" + "\n".join(texts))
     return "# How to use the tools\n\n" + "\n\n".join(sections) if sections else ""
-
-
-def _check_cache(tool: Tool) -> None:
-    """Refuse a cache on a tool whose calls do something (a hit would skip an action asked for again)."""
-    ttl = tool.cache
-    if ttl is None:
-        return
-    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < float("inf"):
-        raise ToolDefinitionError(f"{tool.name}: cache is the seconds a result may be reused, above 0; not {ttl!r}")
-    if tool.side_effects or tool.requires_approval is not False:
-        raise ToolDefinitionError(f"{tool.name} does something (it has side effects or needs approval): its results "
-                                  "must not be cached, or a repeated request would silently not happen")
 
 
 def check_name(name: str) -> None:

@@ -17,7 +17,7 @@ import pytest
 from pydantic import AfterValidator
 
 from mini_framework import Agent, Verdict, tool
-from mini_framework.approvals.decisions import binding, read_audit, scripted
+from mini_framework.approvals import binding, read_audit, scripted
 from mini_framework.approvals.saved import SavedRunError
 from mini_framework.tools import RUN_ID
 from tests.test_agent import ScriptedClient
@@ -240,7 +240,7 @@ def test_an_approval_does_not_survive_a_changed_argument_or_a_second_use():
     agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email])
     paused = agent.run("q")
     paused.pending[0].approve()
-    paused.state.spent.append(binding("send_email", MAIL, "c1"))  # as if this approval had been used
+    paused.state.features["approvals"].spent.append(binding("send_email", MAIL, "c1"))  # as if it had been used
     agent.resume(paused)
     assert SENT == []
 
@@ -335,8 +335,8 @@ print(json.dumps([agent.resume(paused).text, SENT]))
 
 @pytest.mark.parametrize("damage, message", [
     (lambda text: text[: len(text) // 2], "not JSON"),
-    (lambda text: text.replace("zhang.san@example.com", "x@evil.example"), "checksum does not match"),
-    (lambda text: text.replace("paused_run/1", "paused_run/9"), "not a saved run of this version"),
+    (lambda text: text.replace("zhang.san@example.com", "x@evil.example"), "changed after it was saved"),
+    (lambda text: text.replace("paused_run/2", "paused_run/9"), "not a saved run of this version"),
     (lambda text: "[]", "not a saved run of this version"),
     (lambda text: "\xff\xfe", "not JSON"),
 ])
@@ -353,7 +353,8 @@ def test_a_damaged_saved_run_is_refused_and_nothing_runs(tmp_path, damage, messa
 
 
 def test_a_saved_run_whose_parts_do_not_fit_is_refused(tmp_path):
-    from mini_framework.approvals.saved import _checksum
+    from mini_framework.approvals.record import signing_key
+    from mini_framework.approvals.saved import _sign
 
     path = tmp_path / "paused.json"
     agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email])
@@ -363,7 +364,7 @@ def test_a_saved_run_whose_parts_do_not_fit_is_refused(tmp_path):
     def rewrite(change):
         copy = json.loads(json.dumps(data))
         change(copy["run"])
-        copy["checksum"] = _checksum(copy["run"])
+        copy["signature"] = _sign(copy["run"], signing_key())  # signed with the right key: only the content is wrong
         path.write_text(json.dumps(copy), encoding="utf-8")
 
     for change, message in [
@@ -392,7 +393,7 @@ def test_only_a_paused_run_can_be_saved(tmp_path):
 
 
 def test_ask_in_console_approves_on_y_and_declines_otherwise_or_without_a_keyboard(monkeypatch, capsys):
-    from mini_framework.approvals.decisions import ask_in_console
+    from mini_framework.approvals import ask_in_console
 
     def no_stdin(prompt):
         raise NotImplementedError("raw_input was called, but this frontend does not support input requests.")
@@ -504,7 +505,7 @@ def test_a_request_that_cannot_be_recorded_does_not_run(tmp_path):
 
 
 def test_the_person_sees_every_argument_in_full(capsys, monkeypatch):
-    from mini_framework.approvals.decisions import ask_in_console
+    from mini_framework.approvals import ask_in_console
 
     body = "Dear team, " + "the quarterly numbers are attached. " * 5 + "P.S. Pay IBAN DE89 3704 0044 0532 0130 00."
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
@@ -548,7 +549,7 @@ def test_a_gated_tool_that_times_out_tells_the_model_not_to_retry():
 
 
 def test_the_audit_log_keeps_no_secret_in_ids_and_can_key_its_fingerprints(tmp_path, monkeypatch):
-    from mini_framework.approvals.decisions import arguments_hash
+    from mini_framework.approvals.audit import arguments_hash
 
     log = tmp_path / "a.jsonl"
     agent = Agent(ScriptedClient([calls(("api_key=sk-proj-abcdefghijklmnop", "send_email", MAIL))]), "m",
@@ -660,7 +661,8 @@ def test_a_run_can_be_resumed_from_its_pause_event():
 
 
 def test_crafted_saved_runs_with_a_valid_checksum_are_still_checked(tmp_path):
-    from mini_framework.approvals.saved import _checksum
+    from mini_framework.approvals.record import signing_key
+    from mini_framework.approvals.saved import _sign
 
     path = tmp_path / "paused.json"
     agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email])
@@ -673,7 +675,7 @@ def test_crafted_saved_runs_with_a_valid_checksum_are_still_checked(tmp_path):
                             (lambda run: run["usage"].update(requests=-1), "requests")]:
         copy = json.loads(json.dumps(data))
         change(copy["run"])
-        copy["checksum"] = _checksum(copy["run"])
+        copy["signature"] = _sign(copy["run"], signing_key())  # signed with the right key: only the content is wrong
         path.write_text(json.dumps(copy), encoding="utf-8")
         with pytest.raises(SavedRunError, match=message):
             agent.load(path)

@@ -20,6 +20,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 from mini_framework import Executor, ToolCall
+from mini_framework.approvals import Approvals
 from mini_framework.builtin.mail import (
     Entry,
     Ledger,
@@ -52,9 +53,11 @@ def outbox(here):
 
 
 def run(tool, *arguments, run_id=None, **executor_options):
-    """Call the tool as a model would (JSON arguments, through the Executor): the results, in order."""
+    """Call the tool as a model would (JSON arguments, through the Executor, every call approved by a person):
+    the results, in order."""
     calls = [ToolCall(f"call_{i}", tool.name, json.dumps(a, ensure_ascii=False)) for i, a in enumerate(arguments)]
     token = RUN_ID.set(run_id)
+    executor_options.setdefault("hooks", [Approvals(approver=lambda item: True)])
     try:
         return Executor([tool], **executor_options).run_sync(calls)
     finally:

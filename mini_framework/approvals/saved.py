@@ -1,4 +1,4 @@
-"""A paused run as a JSON file: `result.save(path)` in one process, `agent.load(path)` in the next.
+"""A paused run as a signed JSON file: `result.save(path)` in one process, `agent.load(path)` in the next.
 
     paused = agent.run("给所有客户发一封道歉邮件")      # paused before the sends
     paused.save("paused_run.json")                  # a kernel restart, a deploy, a person's lunch break
@@ -12,24 +12,23 @@ result as the model read it. Not kept: what tools returned as Python values (`To
 registered images (the image parts in the conversation stay), and `context` (it only shapes the
 system prompt, which is already in the conversation).
 
-A paused run is resumed once. `load` takes the run out of its file: the file is renamed to
-`<name>.loaded` before it is read, so a second load (another worker, a retried job) finds nothing;
-and resuming the original in memory renames the files it was saved to, so none of them can be
-loaded afterwards. (To load one again on purpose, rename it back; approvals used before are then
-used again — that is your decision, not the model's.)
+A saved run can grant an approval, so it is signed: an HMAC-SHA256 of its content under a secret the
+loading process holds — the `key` you give, else $MINI_FRAMEWORK_SAVE_KEY, else an owner-only key file
+made on first use (record.py), so a kernel restart on the same machine just works. A file that is
+unsigned (as the previous edition wrote them), signed with another key, cut short, edited, or whose
+content does not describe a paused run is refused with SavedRunError saying why; nothing runs, and the
+file is left where it was. A decision in the file must match the call it decides (its arguments and
+binding), so a signed file cannot approve one call and run another.
 
-A file that was cut short, edited by hand (its checksum no longer matches), written by another
-version, or that does not describe a paused run is refused with SavedRunError saying what is wrong;
-nothing runs, and the file is put back. The file holds the whole conversation: it is written
-owner-only (0600), atomically.
-
-Concessions: the checksum is a plain sha256, so it catches damage and hand edits, not someone who
-recomputes it; keep saved runs where only your service can write.
+A paused run is resumed once. `load` takes the run out of its file (renamed to `<name>.loaded` before
+it is read), resuming the original in memory renames the files it was saved to, and — because a copy
+of the file could still be loaded elsewhere — every approval of a saved run is recorded as spent, across
+processes, before its call runs (record.py): of two copies, one runs the call, the other is told no.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import hmac
 import json
 import os
 import stat
@@ -42,7 +41,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..executor import ToolResult
 from ..replies import ToolCall
 from ..state import RequestUsage, RunResult, RunState, Usage
-from .decisions import Decision, Pending, Verdict
+from .decisions import Decision, Pending, Verdict, binding
+from .gate import KEY, ApprovalState
+from .record import signing_key, spent_folder
 
 if TYPE_CHECKING:
     from ..tools import Tool
@@ -50,8 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT", "SavedRunError", "claim_copies", "load", "save"]
 
 TAKEN = ".loaded"  # suffix of a saved run's file once it was loaded or its run resumed
-
-FORMAT = "mini_framework.paused_run/1"
+FORMAT = "mini_framework.paused_run/2"
+EARLIER = "mini_framework.paused_run/1"  # the previous edition's files: a checksum, no signature
 MAX_BYTES = 64 * 1024 * 1024  # a saved run bigger than this is refused rather than read into memory
 
 
@@ -64,6 +65,27 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class _Function(_Strict):
+    model_config = ConfigDict(extra="allow", strict=True)
+    name: str
+    arguments: str
+
+
+class _Part(_Strict):
+    model_config = ConfigDict(extra="allow", strict=True)
+    id: str
+    type: str
+    function: _Function
+
+
+class _Message(_Strict):
+    model_config = ConfigDict(extra="allow", strict=True)
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[_Part] | None = None
+    tool_call_id: str | None = None
+
+
 class _Call(_Strict):
     id: str
     name: str
@@ -71,16 +93,19 @@ class _Call(_Strict):
 
 
 Count = Field(ge=0, le=10**15)
+Time = Field(ge=0, le=10**11)  # a Unix time: not NaN, not before 1970, not after the year 5000
 
 
 class _Decision(_Strict):
     action: Literal["approve", "edit", "deny"]
     by: str
-    at: float = Field(ge=0, le=10**11)  # a Unix time: not NaN, not before 1970, not after the year 5000
+    at: float = Time
     arguments: dict[str, Any] | None
     reason: str
     verbatim: bool
     bound_to: str
+    expires: Annotated[float, Time] | None
+    given: dict[str, Any] | None
 
 
 class _Pending(_Strict):
@@ -88,6 +113,7 @@ class _Pending(_Strict):
     reason: str
     arguments: dict[str, Any] | None
     gated: bool
+    kind: Literal["approval", "question"]
     decision: _Decision | None
 
 
@@ -112,12 +138,12 @@ class _Usage(_Strict):
     prompt_tokens: int = Count
     completion_tokens: int = Count
     cached_tokens: int = Count
-    per_request: list[list[int]]
+    per_request: list[Annotated[list[Annotated[int, Count]], Field(min_length=3, max_length=3)]]
 
 
 class _Run(_Strict):
     run_id: str
-    messages: list[dict[str, Any]]
+    messages: list[_Message]
     iteration: int = Count
     usage: _Usage
     results: list[_Result]
@@ -125,28 +151,33 @@ class _Run(_Strict):
     last_result: dict[str, str]
     failures: dict[str, Annotated[int, Count]]
     waiting: list[_Call]
+    cut: list[str]
     pending: list[_Pending]
     decided: dict[str, _Verdict]
     approvals: dict[str, _Decision]
     spent: list[str]
-    saved_to: list[str]
     capped: bool
     done: bool
 
 
-def save(result: RunResult, path: str | os.PathLike[str]) -> None:
-    """Write a paused run to `path` (see the module docstring)."""
+def save(result: RunResult, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> None:
+    """Write a paused run to `path`, signed (see the module docstring)."""
     if not isinstance(result, RunResult) or result.state is None or not result.paused:
         raise ValueError("only a paused run can be saved (result.paused is False): a finished run's "
                          "messages are all there is to keep — json.dump(result.messages, f)")
+    state = result.state
+    if state.busy:
+        raise ValueError("this run is being resumed right now: save it once it pauses again")
     target = Path(path).absolute()
     if not target.parent.is_dir():
         raise FileNotFoundError(2, "no such folder to save the paused run in", str(target.parent))
-    if str(target) not in result.state.saved_to:
-        result.state.saved_to.append(str(target))  # resuming this run in memory claims the file (claim_copies)
-    run = _dump(result.state)
+    secret = signing_key(key)
+    approvals = _approvals(state)
+    approvals.record = spent_folder()  # from now on, its approvals are spent across processes
+    run = _dump(state, approvals)
     try:
-        text = json.dumps({"format": FORMAT, "checksum": _checksum(run), "run": run}, ensure_ascii=False, indent=1)
+        text = json.dumps({"format": FORMAT, "signature": _sign(run, secret), "run": run}, ensure_ascii=False,
+                          indent=1)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"this run cannot be saved as JSON: {exc} (a message or tool result holds a Python "
                          "object; give the agent plain dicts)") from None
@@ -158,13 +189,16 @@ def save(result: RunResult, path: str | os.PathLike[str]) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    if str(target) not in approvals.saved_to:
+        approvals.saved_to.append(str(target))  # resuming this run in memory claims the file (claim_copies)
 
 
-def load(path: str | os.PathLike[str], tools: list[Tool]) -> RunResult:
+def load(path: str | os.PathLike[str], tools: list[Tool], *, key: bytes | str | None = None) -> RunResult:
     """Take a paused run out of the file `save` wrote (see the module docstring), for an agent with `tools`.
     SavedRunError if it can't be resumed (the file is then left where it was)."""
     where = Path(path)
     taken = where.with_name(where.name + TAKEN)
+    secret = signing_key(key)
     try:
         if not stat.S_ISREG(where.stat(follow_symlinks=False).st_mode):
             raise SavedRunError(f"{where.name} is not a regular file: not a saved run")
@@ -175,23 +209,20 @@ def load(path: str | os.PathLike[str], tools: list[Tool]) -> RunResult:
                                 "paused run is resumed once") from None
         raise SavedRunError(f"no saved run at {where}") from None
     try:
-        result = _read(taken, tools, where.name)
-    except SavedRunError:
-        os.rename(taken, where)  # not ours to keep: put it back as it was
-        raise
-    for other in result.state.saved_to if result.state else ():  # other copies of the same paused run
-        if Path(other) != where.absolute():
-            with contextlib.suppress(OSError):
-                os.rename(other, other + TAKEN)
-    if result.state:
-        result.state.saved_to = []
+        result = _read(taken, tools, where.name, secret)
+    except Exception as exc:  # anything wrong with it: refused, and not ours to keep
+        os.rename(taken, where)
+        if isinstance(exc, SavedRunError):
+            raise
+        raise SavedRunError(f"{where.name} cannot be resumed: its content is not a paused run "
+                            f"({type(exc).__name__})") from None
     return result
 
 
-def claim_copies(state: RunState) -> None:
+def claim_copies(approvals: ApprovalState) -> None:
     """Before a paused run resumes in memory: take its saved files out of reach of `load`. SavedRunError if
     one of them was loaded already (then that copy is the one to resume)."""
-    for name in state.saved_to:
+    for name in approvals.saved_to:
         try:
             os.rename(name, name + TAKEN)
         except FileNotFoundError:
@@ -199,11 +230,11 @@ def claim_copies(state: RunState) -> None:
                 raise SavedRunError(f"this paused run was loaded from {Path(name).name} already: resume that "
                                     "copy, not this one (a paused run is resumed once)") from None
         except OSError:
-            continue  # unreadable folder, another file system: nothing we can claim
-    state.saved_to = []
+            continue  # unreadable folder, another file system: the record of spent approvals still holds
+    approvals.saved_to = []
 
 
-def _read(where: Path, tools: list[Tool], name: str) -> RunResult:
+def _read(where: Path, tools: list[Tool], name: str, secret: bytes) -> RunResult:
     """Read and check a taken file."""
     try:
         with open(where, "rb") as f:
@@ -215,23 +246,28 @@ def _read(where: Path, tools: list[Tool], name: str) -> RunResult:
         if isinstance(exc, SavedRunError):
             raise
         raise SavedRunError(f"{name} is not a saved run (not JSON: it may have been cut short)") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise SavedRunError(f"{name} is not a saved run of this version (format {found!r:.60}, "
-                            f"expected {FORMAT!r})")
-    if not isinstance(data.get("run"), dict) or data.get("checksum") != _checksum(data["run"]):
-        raise SavedRunError(f"{name} was changed after it was saved (its checksum does not match): "
-                            "refusing to resume it")
+    found = data.get("format") if isinstance(data, dict) else type(data).__name__
+    if found == EARLIER:
+        raise SavedRunError(f"{name} was saved by the previous edition of mini_framework, without a signature: "
+                            "refusing to resume it (anyone who could write the file could have approved a call). "
+                            "Run the request again and save the new pause.")
+    if not isinstance(data, dict) or found != FORMAT:
+        raise SavedRunError(f"{name} is not a saved run of this version (format {found!r:.60}, expected {FORMAT!r})")
+    signature = data.get("signature")
+    if not isinstance(data.get("run"), dict) or not isinstance(signature, str) \
+            or not hmac.compare_digest(signature, _sign(data["run"], secret)):
+        raise SavedRunError(f"{name} is not signed with this process's key, or was changed after it was saved: "
+                            "refusing to resume it (see MINI_FRAMEWORK_SAVE_KEY)")
     try:
         run = _Run.model_validate(data["run"])
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         raise SavedRunError(f"{name} cannot be resumed: {field}: {first['msg']}") from None
-    return _restore(run, {t.name: t for t in tools}, name)
+    return _restore(run, data["run"], {t.name: t for t in tools}, name)
 
 
-def _restore(run: _Run, tools: dict[str, Tool], name: str) -> RunResult:
+def _restore(run: _Run, raw: dict[str, Any], tools: dict[str, Tool], name: str) -> RunResult:
     """The RunResult of a checked file, after the checks a schema cannot express."""
     waiting = [ToolCall(c.id, c.name, c.arguments) for c in run.waiting]
     ids = [c.id for c in waiting]
@@ -239,35 +275,64 @@ def _restore(run: _Run, tools: dict[str, Tool], name: str) -> RunResult:
         raise SavedRunError(f"{name} is not a paused run (nothing is pending)")
     if len(set(ids)) != len(ids) or any(p.call.id not in ids for p in run.pending):
         raise SavedRunError(f"{name} cannot be resumed: its pending calls are not among the calls waiting")
-    last = run.messages[-1] if run.messages else {}
-    asked = {c.get("id") for c in last.get("tool_calls") or () if isinstance(c, dict)}
-    if last.get("role") != "assistant" or not set(ids) <= asked:
+    last = run.messages[-1] if run.messages else None
+    asked = {c.id: c.function for c in ((last.tool_calls if last is not None else None) or ())}
+    if last is None or last.role != "assistant" or not set(ids) <= set(asked):
         raise SavedRunError(f"{name} cannot be resumed: the conversation does not end with the calls waiting")
-    if any(len(r) != 3 for r in run.usage.per_request):
-        raise SavedRunError(f"{name} cannot be resumed: usage.per_request holds [prompt, completion, cached] triples")
+    if any(asked[c.id].name != c.name or asked[c.id].arguments != c.arguments for c in waiting):
+        raise SavedRunError(f"{name} cannot be resumed: a waiting call is not the call in the conversation")
     for item in run.pending:
         if item.gated and item.call.name not in tools:
             raise SavedRunError(f"{name} waits on {item.call.name}, which this agent does not have: load it "
                                 "into an agent with the same tools")
+        decision = item.decision
+        if decision is not None and decision.action != "deny":
+            _check_decision(name, item.call, decision, item.arguments)
+    for call_id, decision in run.approvals.items():
+        call = next((c for c in waiting if c.id == call_id), None)
+        if call is None:
+            raise SavedRunError(f"{name} cannot be resumed: a decision is for a call that is not waiting")
+        if decision.action != "deny":
+            _check_decision(name, _Call(id=call.id, name=call.name, arguments=call.arguments), decision,
+                            decision.arguments)
     state = RunState(
-        run.messages, iteration=run.iteration,
+        raw["messages"], iteration=run.iteration,
         usage=Usage(run.usage.requests, run.usage.prompt_tokens, run.usage.completion_tokens, run.usage.cached_tokens,
                     [RequestUsage(*r) for r in run.usage.per_request]),
         results=[ToolResult(ToolCall(r.call.id, r.call.name, r.call.arguments), r.content, r.ok,
                             r.failure, seconds=r.seconds, repairs=r.repairs,
                             attachments=r.attachments) for r in run.results],
-        seen=run.seen, last_result=run.last_result, failures=run.failures, waiting=waiting,
+        seen=run.seen, last_result=run.last_result, failures=run.failures, waiting=waiting, cut=run.cut,
+        capped=run.capped, done=run.done, run_id=run.run_id)
+    state.features[KEY] = ApprovalState(
         decided={k: Verdict(v.action, v.text) for k, v in run.decided.items()},
         approvals={k: Decision(**d.model_dump()) for k, d in run.approvals.items()},
-        spent=run.spent, capped=run.capped, done=run.done, run_id=run.run_id, saved_to=run.saved_to)
+        spent=run.spent, record=spent_folder())
     state.pending = [Pending(ToolCall(p.call.id, p.call.name, p.call.arguments), p.reason, p.arguments, p.gated,
                              Decision(**p.decision.model_dump()) if p.decision else None,
-                             tool=tools.get(p.call.name)) for p in run.pending]
+                             tool=tools.get(p.call.name), kind=p.kind) for p in run.pending]
     return RunResult(None, state.messages, state.results, state.usage, state.iteration, state.capped,
                      state.pending, state)
 
 
-def _dump(state: RunState) -> dict[str, Any]:
+def _check_decision(name: str, call: _Call, decision: _Decision, arguments: dict[str, Any] | None) -> None:
+    """A decision that lets a call run must be bound to that call and the arguments shown for it."""
+    if decision.arguments is None and decision.action == "approve" and not decision.bound_to:
+        return  # a checkpoint's approval of a call as written (no arguments could be checked)
+    if decision.arguments is None or (decision.action == "approve" and decision.arguments != arguments) \
+            or decision.bound_to != binding(call.name, decision.arguments, call.id):
+        raise SavedRunError(f"{name} cannot be resumed: the decision on call {call.id!r:.60} does not match the "
+                            "call it decides")
+
+
+def _approvals(state: RunState) -> ApprovalState:
+    approvals: ApprovalState | None = state.features.get(KEY)
+    if approvals is None:
+        approvals = state.features[KEY] = ApprovalState()
+    return approvals
+
+
+def _dump(state: RunState, approvals: ApprovalState) -> dict[str, Any]:
     """The state as JSON-ready values (see the module docstring for what is left out)."""
 
     def call(c: ToolCall) -> dict[str, Any]:
@@ -275,8 +340,10 @@ def _dump(state: RunState) -> dict[str, Any]:
 
     def decision(d: Decision | None) -> dict[str, Any] | None:
         return None if d is None else {"action": d.action, "by": d.by, "at": d.at, "arguments": d.arguments,
-                                       "reason": d.reason, "verbatim": d.verbatim, "bound_to": d.bound_to}
+                                       "reason": d.reason, "verbatim": d.verbatim, "bound_to": d.bound_to,
+                                       "expires": d.expires, "given": d.given}
 
+    pending = [p for p in state.pending if isinstance(p, Pending)]
     return {
         "run_id": state.run_id, "messages": state.messages, "iteration": state.iteration,
         "usage": {"requests": state.usage.requests, "prompt_tokens": state.usage.prompt_tokens,
@@ -286,17 +353,17 @@ def _dump(state: RunState) -> dict[str, Any]:
         "results": [{"call": call(r.call), "content": r.content, "ok": r.ok, "failure": r.failure,
                      "seconds": r.seconds, "repairs": r.repairs, "attachments": r.attachments} for r in state.results],
         "seen": state.seen, "last_result": state.last_result, "failures": state.failures,
-        "waiting": [call(c) for c in state.waiting],
+        "waiting": [call(c) for c in state.waiting], "cut": state.cut,
         "pending": [{"call": call(p.call), "reason": p.reason, "arguments": p.arguments, "gated": p.gated,
-                     "decision": decision(p.decision)} for p in state.pending],
-        "decided": {k: {"action": v.action, "text": v.text} for k, v in state.decided.items()},
-        "approvals": {k: decision(d) for k, d in state.approvals.items()},
-        "spent": state.spent, "saved_to": state.saved_to, "capped": state.capped, "done": state.done,
+                     "kind": p.kind, "decision": decision(p.decision)} for p in pending],
+        "decided": {k: {"action": v.action, "text": v.text} for k, v in approvals.decided.items()},
+        "approvals": {k: decision(d) for k, d in approvals.approvals.items()},
+        "spent": approvals.spent, "capped": state.capped, "done": state.done,
     }
 
 
-def _checksum(run: Any) -> str:
-    """A sha256 of the run's canonical JSON: any change to the saved run shows."""
+def _sign(run: Any, secret: bytes) -> str:
+    """An HMAC-SHA256 of the run's canonical JSON under `secret`: any change, or another key, shows."""
     text = json.dumps(run, sort_keys=True, separators=(",", ":"), default=str)  # ASCII: any string hashes
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()
 

@@ -5,6 +5,8 @@
     trimming.py   a history fitted to a token budget, tool calls kept with their answers
     cache.py      a tool's result reused for the same arguments
     cost.py       what a run's tokens cost
+    options.py    the tool options it reads (cache, too_long_to_file, reads_files)
+    hooks.py      how it plugs into the loop: CacheHook, SpillHook, TrimHook
 
 Needs: the core (mini_framework/*.py). Nothing else.
 """
@@ -15,6 +17,12 @@ from typing import Any
 
 # name -> the module of this folder that defines it; imported on first use (module __getattr__, PEP 562)
 _WHERE = {
+    "CacheHook": ".hooks",
+    "SpillHook": ".hooks",
+    "TrimHook": ".hooks",
+    "hooks_for": ".hooks",
+    "default_hooks": ".hooks",
+    "OPTIONS": ".options",
     "ResultCache": ".cache",
     "Price": ".cost",
     "count_tokens": ".tokens",

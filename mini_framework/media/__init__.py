@@ -4,6 +4,7 @@
     sources.py   where images may come from: allowed folders, public http(s) URLs (SSRF-safe fetch)
     store.py     images found in tool results, registered under a media_id
     vision.py    how images reach a model that sees, or one that doesn't
+    hook.py      how it plugs into the loop: MediaHook
 
 Needs: the core (mini_framework/*.py). Nothing else (Pillow is not used).
 """
@@ -14,6 +15,8 @@ from typing import Any
 
 # name -> the module of this folder that defines it; imported on first use (module __getattr__, PEP 562)
 _WHERE = {
+    "MediaHook": ".hook",
+    "hooks_for": ".hook",
     "MediaError": ".sources",
     "MediaPolicy": ".sources",
     "media_dir": ".sources",

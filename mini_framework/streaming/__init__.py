@@ -1,6 +1,7 @@
 """Streaming (a feature): a streamed reply put back together, each provider's quirks normalised.
 
     assembler.py   Assembler (chunks -> the reply a non-streamed request returns), QUIRKS, read_sse
+    hook.py        how it plugs into the loop: StreamHook (Agent(stream=True))
 
 Needs: the core (mini_framework/*.py). Nothing else.
 """
@@ -11,6 +12,8 @@ from typing import Any
 
 # name -> the module of this folder that defines it; imported on first use (module __getattr__, PEP 562)
 _WHERE = {
+    "StreamHook": ".hook",
+    "hooks_for": ".hook",
     "QUIRKS": ".assembler",
     "Assembler": ".assembler",
     "StreamError": ".assembler",
