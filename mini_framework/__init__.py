@@ -36,9 +36,9 @@ Public names, each from a module of its own:
     Assembler                                  a streamed reply put back together, with   streaming.py
                                                each provider's quirks normalised
 
-Dependencies: openai and pydantic; python-dotenv only if you use `.env` files. The `practice/`
-subpackage (the offline practice model) is optional and only imported by `connect()` when no
-provider is configured.
+Dependencies: openai and pydantic; python-dotenv only if you use `.env` files. The offline
+practice model is a package of its own, `practice_model/`, beside this one: optional, and only
+imported by `connect()` when no provider is configured.
 
 Logging: failures (with tracebacks) go to the "mini_framework" logger, silent until you
 configure logging, e.g. `logging.basicConfig(level=logging.WARNING)`.

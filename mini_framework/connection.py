@@ -161,9 +161,9 @@ def _started(settings: Settings) -> Settings:
     if not settings.is_practice:
         return settings
     try:
-        from .practice import shared_server  # imported here: a real provider never loads it
+        from practice_model import shared_server  # imported here: a real provider never loads it
     except ModuleNotFoundError:
-        raise ModuleNotFoundError("no provider is configured and the practice model (mini_framework/practice/) "
+        raise ModuleNotFoundError("no provider is configured and the practice model (practice_model/) "
                                   "is not installed: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL") from None
     return replace(settings, base_url=shared_server().base_url)
 

@@ -170,6 +170,6 @@ def test_the_framework_imports_and_connects_without_python_dotenv(no_provider, m
 
 def test_without_the_practice_package_and_no_provider_the_error_says_what_to_set(no_provider, monkeypatch):
     import sys
-    monkeypatch.setitem(sys.modules, "mini_framework.practice", None)  # as if practice/ had been deleted
+    monkeypatch.setitem(sys.modules, "practice_model", None)  # as if practice/ had been deleted
     with pytest.raises(ModuleNotFoundError, match="set LLM_BASE_URL"):
         connect()

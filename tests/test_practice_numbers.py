@@ -10,7 +10,7 @@ import random
 import pytest
 
 from mini_framework.numerals import parse_number
-from mini_framework.practice.numbers import MAX_NUMBER_WORDS, find_numbers, spell_number
+from practice_model.numbers import MAX_NUMBER_WORDS, find_numbers, spell_number
 
 FINDS = [
     ("A组本周新增客户35个，流失8个，净增多少", [35, 8]),

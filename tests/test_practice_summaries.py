@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from mini_framework import connect
-from mini_framework.practice import planner, summaries
 from mini_framework.spill import spill
 from mini_framework.tokens import as_dict
 from mini_framework.trimming import SUMMARY_LABEL, _line, model_summary, trim_history
+from practice_model import planner, summaries
 from tests.test_trimming import HISTORY, accepted, conversation
 
 

@@ -18,7 +18,7 @@ import math
 import re
 from decimal import Decimal
 
-from ..numerals import parse_number
+from mini_framework.numerals import parse_number
 
 Number = int | float
 MAX_NUMBER_WORDS = 32   # longest run of English number words tried (10**15 - 1 needs about 30)

@@ -1,10 +1,10 @@
 """The practice model: a local, deterministic, OpenAI-compatible server for the course.
 
-    from mini_framework.practice import PracticeServer, shared_server
+    from practice_model import PracticeServer, shared_server
     server = shared_server()                 # started once per process (e.g. per Jupyter kernel)
     OpenAI(base_url=server.base_url, api_key="practice")
 
-Or from a shell: `python -m mini_framework.practice --port 8765`.
+Or from a shell: `python -m practice_model --port 8765`.
 
 Modules, from the socket inwards:
 
@@ -31,8 +31,12 @@ The rule about the core: the practice package imports from the core only
 `mini_framework.numerals.parse_number` (tests/test_practice_imports.py enforces it). Everything
 else it needs, it has: the practice model must keep working while the framework is being
 rewritten around it, and a learner can read it without the framework.
+
+Logging: failures go to the "practice_model" logger, silent until you configure logging.
 """
 from __future__ import annotations
+
+import logging
 
 from .errors import ApiError
 from .personas import DEFAULT_PERSONAS, Attempts, Persona
@@ -42,3 +46,5 @@ from .wire import estimate_tokens
 
 __all__ = ["DEFAULT_PERSONAS", "ApiError", "Attempts", "Persona", "PlannedCall", "PracticeServer", "Reply",
            "estimate_tokens", "last_request", "shared_server"]
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())  # silent until logging is configured
