@@ -17,9 +17,10 @@ Modules, from the socket inwards:
     planner     the default brain, a pipeline of five stages, one module each:
                 situation -> ranking -> filling -> planning -> answers
                 (on top of `language` for reading text, `phrasing` for putting results into
-                words, `schemas` for reading JSON Schema, `numbers` for numbers in text,
-                `cjk` for which characters are Chinese); `spilled` for tool results cut for
-                length, `summaries` for 'Summarise this conversation: …'
+                words, `schemas` for reading JSON Schema, `numbers` for numbers in text and
+                `numerals` for one number word, `cjk` for which characters are Chinese);
+                `spilled` for tool results cut for length, `summaries` for 'Summarise this
+                conversation: …'
     vision      what `practice-vision` sees in an image, from its bytes (format, size, colours,
                 PNG text); Pillow is imported lazily, and only the pixels need it
     structured  a final answer shaped by `response_format` (json_object, json_schema)
@@ -27,10 +28,11 @@ Modules, from the socket inwards:
     quirks      a provider's deviations from that wire format, by flag (`practice@ollama`, `@gemini`,
                 `@dashscope`, `@kimi`, `@vllm`, `@poolside`, `@glm`, `@cut`, `@deepseek@thinking`)
 
-The rule about the core: the practice package imports from the core only
-`mini_framework.numerals.parse_number` (tests/test_practice_imports.py enforces it). Everything
-else it needs, it has: the practice model must keep working while the framework is being
-rewritten around it, and a learner can read it without the framework.
+The rule about the framework: the practice package imports nothing from `mini_framework`
+(tests/test_practice_imports.py enforces it). Everything it needs, it has, `numerals.py` (a
+deliberate copy of the framework's number parser) included: a test double that shared code
+with what it tests could share its bugs, the practice model must keep working while the
+framework is being rewritten around it, and a learner can read it without the framework.
 
 Logging: failures go to the "practice_model" logger, silent until you configure logging.
 """

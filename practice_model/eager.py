@@ -49,10 +49,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mini_framework.numerals import parse_number
-
 from .answers import compose_answer, render, short
 from .language import Reading, has_cjk, read, split_identifier
+from .numerals import parse_number
 from .phrasing import action, error_summary
 from .pitfalls import ERROR_WORDS, flatten, names_field
 from .planner import respond

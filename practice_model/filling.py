@@ -39,8 +39,6 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
-from mini_framework.numerals import parse_number
-
 from .language import (
     OPERATORS,
     VALUE_KINDS,
@@ -54,6 +52,7 @@ from .language import (
     tags_of,
 )
 from .language import read as read_text
+from .numerals import parse_number
 from .schemas import Param, enum_of, json_type, params_of, read, resolve
 from .situation import MAX_RESULT_TEXT, Call, OfferedTool, Situation, error_of, once, scalars
 

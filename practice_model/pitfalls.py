@@ -29,13 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mini_framework.numerals import parse_number
-
 from . import errors
 from .answers import compose_answer
 from .filling import fill_arguments, param_kind
 from .language import FINAL, STOP_REPEATING, VALUE_SURFACES, has_cjk, split_identifier
 from .numbers import spell_number
+from .numerals import parse_number
 from .personas import Attempts, Responder
 from .planner import APOLOGY, plan, respond
 from .planning import call_key
