@@ -37,8 +37,9 @@ Public names, each from a module of its own:
                                                each provider's quirks normalised
 
 Dependencies: openai and pydantic; python-dotenv only if you use `.env` files. The offline
-practice model is a package of its own, `practice_model/`, beside this one: optional, and only
-imported by `connect()` when no provider is configured.
+practice model is a package of its own, `practice_model/`, beside this one and optional:
+`connect()` imports it to start it when no provider is configured, or to ask whether a model
+name given with a real provider is one of its personas (connection.py says how).
 
 Logging: failures (with tracebacks) go to the "mini_framework" logger, silent until you
 configure logging, e.g. `logging.basicConfig(level=logging.WARNING)`.

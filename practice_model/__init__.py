@@ -13,6 +13,8 @@ Modules, from the socket inwards:
                 provider's wording with a flag, `practice@deepseek`: `providers`)
     context     the context window per request (16,384 tokens, or `practice@ctx=4096`) and its 400
     caching     the prompt cache behind `usage.prompt_tokens_details.cached_tokens`
+    naming      which model names are the practice model's, and what each stands for when a real
+                provider answers instead (`stands_for`, what mini_framework's `connect()` asks)
     personas    model name -> the brain that answers; `pitfalls` holds the misbehaving ones
     planner     the default brain, a pipeline of five stages, one module each:
                 situation -> ranking -> filling -> planning -> answers
@@ -41,12 +43,13 @@ from __future__ import annotations
 import logging
 
 from .errors import ApiError
+from .naming import DEFAULT_MODEL, VISION_MODEL, stands_for
 from .personas import DEFAULT_PERSONAS, Attempts, Persona
 from .reply import PlannedCall, Reply
 from .server import PracticeServer, last_request, shared_server
 from .wire import estimate_tokens
 
-__all__ = ["DEFAULT_PERSONAS", "ApiError", "Attempts", "Persona", "PlannedCall", "PracticeServer", "Reply",
-           "estimate_tokens", "last_request", "shared_server"]
+__all__ = ["DEFAULT_MODEL", "DEFAULT_PERSONAS", "VISION_MODEL", "ApiError", "Attempts", "Persona", "PlannedCall",
+           "PracticeServer", "Reply", "estimate_tokens", "last_request", "shared_server", "stands_for"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())  # silent until logging is configured
