@@ -169,7 +169,7 @@ from timing import median_us  # noqa: E402  (benchmarks/timing.py)
 
 from mini_framework import Agent  # noqa: E402
 from mini_framework.concurrency import in_thread, run_sync  # noqa: E402
-from mini_framework.practice import DEFAULT_PERSONAS, Persona, PlannedCall, PracticeServer, Reply  # noqa: E402
+from practice_model import DEFAULT_PERSONAS, Persona, PlannedCall, PracticeServer, Reply  # noqa: E402
 
 try:
     import agents as oa
@@ -773,7 +773,7 @@ def _top(profiler: cProfile.Profile, n: int = 25) -> None:
     print(text[text.find("   ncalls"):].rstrip())
 
 
-PACKAGES = [("mini_framework (ours)", lambda f: "/mini_framework/" in f and "/practice/" not in f),
+PACKAGES = [("mini_framework (ours)", lambda f: "/mini_framework/" in f),
             ("openai SDK", lambda f: "/openai/" in f),
             ("httpx2 + httpcore2 + h11", lambda f: any(p in f for p in ("/httpx2/", "/httpcore2/", "/h11/"))),
             ("anyio + sniffio", lambda f: "/anyio/" in f or "/sniffio/" in f),

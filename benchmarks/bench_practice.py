@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mini_framework.practice import Persona, PlannedCall, PracticeServer, Reply
+from practice_model import Persona, PlannedCall, PracticeServer, Reply
 
 TOOLS = [{"type": "function", "function": {
     "name": name, "description": description,
@@ -167,7 +167,7 @@ def stand_in(request: dict[str, Any]) -> Reply:
 def personas() -> tuple[list[Persona] | None, str]:
     """The default registry if the planner imports, else the stand-in under the same name."""
     try:
-        from mini_framework.practice import planner  # noqa: F401
+        from practice_model import planner  # noqa: F401
         return None, "practice (the real planner)"
     except ImportError:
         return [Persona.of("practice", stand_in)], "stand-in persona (planner.py not importable)"

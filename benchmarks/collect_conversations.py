@@ -28,7 +28,7 @@ OUT = ROOT / "benchmarks" / "data" / "course_requests.jsonl.gz"
 
 # Runs first in each kernel: the shared practice server, logging every exchange to LOG.
 SETUP = """
-import mini_framework.practice.server as _server
+import practice_model.server as _server
 _server._shared = _server.PracticeServer(log_path={log!r}, max_logged=0).start()
 """
 

@@ -25,7 +25,8 @@ from typing import Any, Callable
 
 _PATHS = sysconfig.get_paths()
 _LIBRARY_DIRS = tuple(str(Path(_PATHS[key]).resolve()) for key in ("stdlib", "purelib", "platlib"))
-_COURSE_DIRS = (str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent / "mini_framework"))
+_ROOT = Path(__file__).resolve().parent.parent
+_COURSE_DIRS = tuple(str(_ROOT / name) for name in ("course", "mini_framework", "practice_model"))
 
 
 class NotSolved(Exception):
@@ -113,8 +114,8 @@ def expect_tool(value: Any, what: str = "it") -> Any:
 def where_in_your_code(error: BaseException) -> str:
     """Where the learner's code raised: ' (line 3 of your cell)', or '' if the error is not from it.
 
-    The innermost frame outside the standard library, installed packages, `course/` and
-    `mini_framework/` is theirs: a notebook cell, or a file of their own.
+    The innermost frame outside the standard library, installed packages, `course/`,
+    `mini_framework/` and `practice_model/` is theirs: a notebook cell, or a file of their own.
     """
     frames = traceback.extract_tb(error.__traceback__)
     for frame in reversed(frames):

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 __all__ = ["in_another_process"]
 
-_BY_REFERENCE = ("mini_framework", "course")  # importable in the other process: sent by name
+_BY_REFERENCE = ("mini_framework", "practice_model", "course")  # importable in the other process: sent by name
 
 
 def _global_names(code: types.CodeType) -> set[str]:

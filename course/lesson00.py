@@ -134,7 +134,7 @@ def chat(chat: Callable[[list, str], list]) -> CheckResult:
         _check_turn(history, FOLLOW_UP, second, f"chat(history, {FOLLOW_UP!r})")
         if not practice_in_use():
             return "two turns, four messages"
-        from mini_framework.practice import shared_server
+        from practice_model import shared_server
 
         sent = shared_server().requests[-1]["request"].get("messages", [])
         expected = [*map(_role_and_content, history), ("user", FOLLOW_UP)]

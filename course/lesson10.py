@@ -280,9 +280,9 @@ def units_of(messages: list[dict[str, Any]]) -> tuple[list[list[int]], int]:
 
 def _accepted(kept: list[dict[str, Any]]) -> str | None:
     """None if the practice server's request checks accept these messages, else the API's error message."""
-    from mini_framework.practice import checks
-    from mini_framework.practice.errors import ApiError
-    from mini_framework.practice.personas import registry
+    from practice_model import checks
+    from practice_model.errors import ApiError
+    from practice_model.personas import registry
 
     body = json.loads(json.dumps({"model": "practice", "messages": kept}, ensure_ascii=False, default=str))
     try:

@@ -13,7 +13,7 @@ no-op. Public names, loaded on first use (so `import mini_framework.tools` loads
 feature):
 
   core
-    connect, connect_async, load_settings,     where requests go: a provider or the practice model connection
+    connect, connect_async, load_settings,     where requests go: a provider, or offline      connection
       Connection, Settings
     show, dump                                 conversations and JSON, readable                     display
     tool, Tool, ToolOptions                    Python functions (or JSON schemas) as tools          tools
@@ -43,9 +43,10 @@ feature):
   streaming/ (feature)
     Assembler                                  streamed replies put back together, quirks normalised streaming
 
-Dependencies: pydantic; openai when a client is made (connect()); python-dotenv only for `.env` files.
-The practice model is a separate package (`practice_model`, beside this one), used by `connect()` when no
-provider is configured and it is installed.
+Dependencies: pydantic, and openai once a client is made; python-dotenv only if you use `.env` files. The offline
+practice model is a package of its own, `practice_model/`, beside this one and optional:
+`connect()` imports it to start it when no provider is configured, or to ask whether a model
+name given with a real provider is one of its personas (connection.py says how).
 
 Logging: failures (with tracebacks) go to the "mini_framework" logger, silent until you
 configure logging, e.g. `logging.basicConfig(level=logging.WARNING)`.

@@ -13,27 +13,58 @@ Settings (all optional):
     LLM_API_KEY    the provider's key (local servers such as Ollama accept any value)
     LLM_MODEL      the model name the provider expects, e.g. deepseek-chat
     LLM_VISION_MODEL  a model of the same provider that takes images (lesson 09), e.g. gpt-4.1-mini;
-                   what `connect("practice-vision")` uses against a real provider
+                   what the practice model's vision persona stands for against a real provider
+
+The practice model is a package of its own, `practice_model` (OFFLINE_PACKAGE), which this module
+knows only by that name and four attributes (`OfflineModel`): `DEFAULT_MODEL` (the name used when
+none is given), `VISION_MODEL` (its persona that sees images), `stands_for(name)` ("text",
+"vision" or None: which configured model one of its names means on a real provider, so a lesson's
+persona gets LLM_MODEL there) and `shared_server()` (started once per process, with a `.base_url`).
+Without the package, a real provider works as ever, and no configuration at all is a
+NoProviderError naming the settings to add.
 
 Concessions: one provider per process (whatever the environment says when `connect()` runs);
-the environment wins over `.env`; reading `.env` needs python-dotenv (`pip install python-dotenv`).
+the environment wins over `.env`; reading `.env` needs python-dotenv (`pip install python-dotenv`);
+a model name given to `connect()` with a real provider configured imports the practice package, if
+installed, to ask whether the name is one of its own (nothing is started).
 """
 from __future__ import annotations
 
+import importlib
+import logging
 import os
 import unicodedata
 import urllib.parse
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol, cast
 
-from openai import AsyncOpenAI, OpenAI
-
-PRACTICE_MODEL = "practice"
-VISION_PERSONA = "practice-vision"  # stands for LLM_VISION_MODEL (else LLM_MODEL) against a real provider
+OFFLINE_PACKAGE = "practice_model"  # the offline practice model: used when no provider is configured
 PRACTICE_API_KEY = "practice"  # the practice model accepts any key; the SDK insists on one
 PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the folder that holds mini_framework/
 PLACEHOLDER_KEYS = {"your-key-here", "your_api_key", "sk-...", "...", "<your-key>", "changeme"}
+SETTINGS_TO_ADD = "set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL (in the environment or in .env)"
+
+log = logging.getLogger("mini_framework")
+
+
+class NoProviderError(RuntimeError):
+    """No provider is configured and the practice model is not installed: nowhere to send requests.
+
+    A RuntimeError, not an ImportError: the fix is three settings, not a package, and code that
+    treats an ImportError as "optional feature absent" must not swallow it.
+    """
+
+
+class OfflineModel(Protocol):
+    """What connect() uses of the practice model's package (OFFLINE_PACKAGE); see the module docstring."""
+
+    DEFAULT_MODEL: str
+    VISION_MODEL: str
+
+    def stands_for(self, model: str) -> str | None: ...
+
+    def shared_server(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -88,15 +119,52 @@ def find_env_file(env_file: str | os.PathLike[str] | None = None) -> Path | None
     return next((path for path in candidates if path.is_file()), None)
 
 
-def is_persona(model: str) -> bool:
-    """True for the practice model's persona names: "practice" and "practice-...", also with the practice
-    server's flags ("practice@ctx=4096", "practice-eager@deepseek"), which a real provider would not know.
+def offline_model() -> OfflineModel | None:
+    """The practice model's package, imported (nothing started), or None when it is not installed.
 
-    >>> is_persona("practice@ctx=4096"), is_persona("practice-vision"), is_persona("deepseek-chat")
-    (True, True, False)
+    Only its own absence counts as absent: an ImportError raised inside it is raised, not hidden.
     """
-    base = model.split("@", 1)[0]
-    return base == PRACTICE_MODEL or base.startswith(PRACTICE_MODEL + "-")
+    try:
+        return cast(OfflineModel, importlib.import_module(OFFLINE_PACKAGE))
+    except ModuleNotFoundError as error:
+        if error.name != OFFLINE_PACKAGE:
+            raise
+        return None
+
+
+def stands_for(model: str) -> str | None:
+    """What a model name means against a real provider: "text" (use LLM_MODEL) or "vision" (use
+    LLM_VISION_MODEL) for a name of the practice model's own, None for any other name (used as given).
+    Always None without the practice package.
+
+    >>> stands_for("qwen-plus") is None
+    True
+    """
+    offline = offline_model()
+    return offline.stands_for(model) if offline is not None else None
+
+
+def offline_vision_model() -> str | None:
+    """The practice model's name for its persona that sees images, None without the practice package:
+    `connect(offline_vision_model())` is that persona offline and LLM_VISION_MODEL against a provider.
+
+    >>> name = offline_vision_model()
+    >>> name is None or stands_for(name) == "vision"
+    True
+    """
+    offline = offline_model()
+    return offline.VISION_MODEL if offline is not None else None
+
+
+def _required_offline_model() -> OfflineModel:
+    """The practice model's package, or NoProviderError saying which settings to add."""
+    offline = offline_model()
+    if offline is None:
+        raise NoProviderError(f"no provider is configured (LLM_BASE_URL is unset or 'practice') and the offline "
+                              f"practice model is not installed (no {OFFLINE_PACKAGE} package): {SETTINGS_TO_ADD}, "
+                              "e.g. LLM_BASE_URL=https://api.deepseek.com/v1, LLM_API_KEY=sk-..., "
+                              "LLM_MODEL=deepseek-chat")
+    return offline
 
 
 def without_password(url: str) -> str:
@@ -125,9 +193,10 @@ def _read_env_file(path: Path) -> None:
 def load_settings(model: str | None = None, *, env_file: str | os.PathLike[str] | None = None) -> Settings:
     """Read `.env` and the environment into Settings. Starts nothing (connect() does).
 
-    `model` picks a practice persona such as "practice-sloppy". Against a real provider a
-    persona name is replaced by `LLM_MODEL`, so a lesson cell works unchanged in both worlds;
-    any other name is used as given.
+    `model` picks one of the practice model's personas (lesson 00 lists them). Against a real provider a
+    persona name is replaced by `LLM_MODEL` (the vision persona's by `LLM_VISION_MODEL`, else
+    `LLM_MODEL`; see `stands_for`), so a lesson cell works unchanged in both worlds; any other name
+    is used as given. With nothing configured and no practice package: NoProviderError.
     """
     path = find_env_file(env_file)
     if path is not None:
@@ -135,13 +204,14 @@ def load_settings(model: str | None = None, *, env_file: str | os.PathLike[str] 
     source = str(path) if path else None
     base_url = unicodedata.normalize("NFKC", os.environ.get("LLM_BASE_URL", "")).strip()
     if not base_url or base_url.lower() == "practice":
-        return Settings("", PRACTICE_API_KEY, model or PRACTICE_MODEL, is_practice=True, env_file=source)
+        offline = _required_offline_model()
+        return Settings("", PRACTICE_API_KEY, model or offline.DEFAULT_MODEL, is_practice=True, env_file=source)
     configured = os.environ.get("LLM_MODEL", "").strip()
-    chosen = configured
-    if model is not None and model.split("@", 1)[0] == VISION_PERSONA:
+    kind = stands_for(model) if model else None
+    if kind == "vision":
         chosen = os.environ.get("LLM_VISION_MODEL", "").strip() or configured
-    if model and not is_persona(model):
-        chosen = model
+    else:
+        chosen = model if model and kind is None else configured
     if not chosen:
         raise ValueError("LLM_BASE_URL is set but LLM_MODEL is not: add the model name your provider "
                          "expects to .env, e.g. LLM_MODEL=deepseek-chat")
@@ -157,15 +227,13 @@ def load_settings(model: str | None = None, *, env_file: str | os.PathLike[str] 
 
 
 def _started(settings: Settings) -> Settings:
-    """The settings with the practice model running, if they point at it."""
+    """The settings with the practice model running, if they point at it (and a log line saying so)."""
     if not settings.is_practice:
         return settings
-    try:
-        from .practice import shared_server  # imported here: a real provider never loads it
-    except ModuleNotFoundError:
-        raise ModuleNotFoundError("no provider is configured and the practice model (mini_framework/practice/) "
-                                  "is not installed: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL") from None
-    return replace(settings, base_url=shared_server().base_url)
+    base_url = _required_offline_model().shared_server().base_url
+    log.info("requests go to the offline practice model at %s, model %s (no provider configured: %s to use one)",
+             base_url, settings.model, SETTINGS_TO_ADD)
+    return replace(settings, base_url=base_url)
 
 
 @dataclass(frozen=True)
@@ -185,11 +253,13 @@ def connect(model: str | None = None, *, env_file: str | None = None, **client_o
 
     `client_options` go to `OpenAI(...)`, e.g. `max_retries=5` or `timeout=20`.
 
-    >>> client, model = connect("practice")
-    >>> model
-    'practice'
+    >>> client, model = connect()  # with nothing configured: the practice model, on this machine
+    >>> client.base_url.host
+    '127.0.0.1'
     """
     settings = _started(load_settings(model, env_file=env_file))
+    from openai import OpenAI  # here: the rest of the framework never needs the SDK imported
+
     client = OpenAI(base_url=settings.base_url, api_key=settings.api_key, **client_options)
     return Connection(client, settings.model, settings)
 
@@ -197,5 +267,7 @@ def connect(model: str | None = None, *, env_file: str | None = None, **client_o
 def connect_async(model: str | None = None, *, env_file: str | None = None, **client_options: Any) -> Connection:
     """Like `connect()`, with an `AsyncOpenAI` client for `await`-style code."""
     settings = _started(load_settings(model, env_file=env_file))
+    from openai import AsyncOpenAI
+
     client = AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, **client_options)
     return Connection(client, settings.model, settings)

@@ -2,8 +2,8 @@
 
 Two places need this. The framework's argument coercion turns a model's `{"a": "一百二十三"}`
 back into `123` (lesson 04), and the practice model reads the numbers out of a
-learner's question ("A组本周新增客户35个，流失8个" -> 35, 8; see `practice/numbers.py`, which
-finds numbers in free text and spells them out, both on top of this module).
+learner's question ("A组本周新增客户35个，流失8个" -> 35, 8) with its own copy of this parser
+(`practice_model/numerals.py`: the test double shares no code with what it tests).
 
     parse_number(text)  a whole string that is one number -> int | float | None
 

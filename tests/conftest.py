@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from mini_framework.practice import Persona, PlannedCall, PracticeServer, Reply, errors
+from practice_model import Persona, PlannedCall, PracticeServer, Reply, errors
 
 OPENAPI = Path(__file__).resolve().parent / "openapi"
 SPEC = str(OPENAPI / "chat_schemas.json")

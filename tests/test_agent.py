@@ -16,7 +16,7 @@ from mini_framework.agent import (
     ModelRequest,
     ToolFinished,
 )
-from mini_framework.practice import shared_server
+from practice_model import shared_server
 
 
 @tool

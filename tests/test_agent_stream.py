@@ -10,7 +10,7 @@ from openai import AsyncOpenAI, OpenAI
 from course.shop import Shop, create_shop
 from mini_framework import Agent, tool
 from mini_framework.events import FinalAnswer, TextDelta
-from mini_framework.practice import shared_server
+from practice_model import shared_server
 from tests.test_agent import add_numbers, get_weather
 
 

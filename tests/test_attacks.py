@@ -13,7 +13,7 @@ from openai import OpenAI
 from openai.types.chat import ChatCompletionMessage
 
 from mini_framework import Agent, Executor, RunPaused, ToolCall, Verdict, load_settings, read_reply, redact, tool
-from mini_framework.practice import shared_server
+from practice_model import shared_server
 
 
 def reply(*calls: dict, content: str | None = None, finish_reason: str | None = None) -> dict:

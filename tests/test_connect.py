@@ -1,11 +1,16 @@
 """connect(): the practice model by default, a real provider by configuration, never a leaked key."""
 from __future__ import annotations
 
+import ast
+import logging
+import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from mini_framework import Settings, connect, connect_async, load_settings
+from mini_framework.connection import NoProviderError, offline_vision_model, stands_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-test-0123456789abcdefghijklmnop"
@@ -101,8 +106,34 @@ def test_persona_names_become_the_configured_model_on_a_real_provider(no_provide
     assert load_settings("qwen-max").model == "qwen-max"
     for flagged in ("practice@ctx=1047576", "practice@deepseek", "practice-eager@ctx=4096@deepseek"):
         assert load_settings(flagged).model == "qwen-plus"  # the practice server's flags mean nothing elsewhere
+    assert load_settings("practice-vision").model == "qwen-plus"  # no LLM_VISION_MODEL: the configured model
     monkeypatch.setenv("LLM_VISION_MODEL", "qwen-vl-plus")
     assert load_settings("practice-vision@ctx=8192").model == "qwen-vl-plus"
+    assert load_settings("practice-vision").model == "qwen-vl-plus"
+    assert load_settings("practice-sloppy").model == "qwen-plus"
+
+
+def test_every_persona_stands_for_a_configured_model_and_only_the_vision_one_for_the_vision_model():
+    from practice_model import DEFAULT_PERSONAS
+    kinds = {name: stands_for(name) for name in DEFAULT_PERSONAS}
+    assert kinds == {name: "vision" if name == offline_vision_model() else "text" for name in DEFAULT_PERSONAS}
+    assert offline_vision_model() in DEFAULT_PERSONAS
+    assert [stands_for(name) for name in ("deepseek-chat", "gpt-4.1", "practiced", "my-practice")] == [None] * 4
+
+
+def test_the_default_model_name_comes_from_the_practice_package(no_provider, monkeypatch):
+    import practice_model
+    monkeypatch.setattr(practice_model, "DEFAULT_MODEL", "practice-loop")
+    assert load_settings().model == "practice-loop"
+
+
+def test_the_framework_names_no_persona():
+    """The persona names, and the rule for them, belong to practice_model: connection.py asks it."""
+    tree = ast.parse((ROOT / "mini_framework" / "connection.py").read_text(encoding="utf-8"))
+    strings = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    code = {s for s in strings if "\n" not in s}  # docstrings are prose, with examples
+    assert not {s for s in code if re.search(r"practice-|practice@", s)}
+    assert "practice-vision" not in "".join(code)
 
 
 def test_missing_model_is_a_clear_error(no_provider, monkeypatch):
@@ -168,8 +199,62 @@ def test_the_framework_imports_and_connects_without_python_dotenv(no_provider, m
         load_settings()
 
 
-def test_without_the_practice_package_and_no_provider_the_error_says_what_to_set(no_provider, monkeypatch):
-    import sys
-    monkeypatch.setitem(sys.modules, "mini_framework.practice", None)  # as if practice/ had been deleted
-    with pytest.raises(ModuleNotFoundError, match="set LLM_BASE_URL"):
+@pytest.fixture
+def no_practice_package(monkeypatch):
+    """As in a project that copied only mini_framework/: `import practice_model` fails."""
+    monkeypatch.setitem(sys.modules, "practice_model", None)
+
+
+@pytest.mark.parametrize("base_url", [None, "practice"])
+def test_without_the_practice_package_and_no_provider_the_error_says_what_to_set(no_provider, no_practice_package,
+                                                                                  monkeypatch, base_url):
+    if base_url:
+        monkeypatch.setenv("LLM_BASE_URL", base_url)
+    for call in (connect, connect_async, load_settings):
+        with pytest.raises(NoProviderError) as error:
+            call()
+        assert all(name in str(error.value) for name in ("LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"))
+        assert isinstance(error.value, RuntimeError) and not isinstance(error.value, ImportError)
+        assert error.value.__cause__ is None and error.value.__context__ is None  # no import traceback behind it
+
+
+def test_without_the_practice_package_a_real_provider_works(no_provider, no_practice_package, monkeypatch):
+    monkeypatch.setenv("LLM_BASE_URL", "http://localhost:11434/v1")
+    monkeypatch.setenv("LLM_MODEL", "qwen2.5:7b")
+    client, model = connect()
+    assert model == "qwen2.5:7b" and str(client.base_url) == "http://localhost:11434/v1/"
+    assert load_settings("llama3.2").model == "llama3.2"
+    assert stands_for("qwen2.5:7b") is None and offline_vision_model() is None
+
+
+def test_an_import_error_inside_the_practice_package_is_not_taken_for_its_absence(no_provider, monkeypatch, tmp_path):
+    broken = tmp_path / "practice_model"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("import a_dependency_that_is_missing_7f3a\n")
+    monkeypatch.delitem(sys.modules, "practice_model")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModuleNotFoundError) as error:
+        load_settings()
+    assert error.value.name == "a_dependency_that_is_missing_7f3a"
+    monkeypatch.setenv("LLM_BASE_URL", "https://api.example.com/v1")
+    monkeypatch.setenv("LLM_MODEL", "m")
+    with pytest.raises(ModuleNotFoundError):
+        load_settings("practice-sloppy")  # asking the package about a name imports it: its error shows
+
+
+def test_connect_says_through_logging_that_the_practice_model_answers(no_provider, caplog, capsys):
+    with caplog.at_level(logging.INFO, logger="mini_framework"):
+        connection = connect()
+    [record] = [r for r in caplog.records if r.name == "mini_framework"]
+    assert record.levelno == logging.INFO
+    assert "practice model" in record.getMessage() and connection.settings.base_url in record.getMessage()
+    assert "LLM_BASE_URL" in record.getMessage()
+    assert capsys.readouterr() == ("", "")  # a log record, not a print: notebook outputs stay as they are
+
+
+def test_a_real_provider_logs_nothing(no_provider, monkeypatch, caplog):
+    monkeypatch.setenv("LLM_BASE_URL", "http://localhost:11434/v1")
+    monkeypatch.setenv("LLM_MODEL", "qwen2.5:7b")
+    with caplog.at_level(logging.INFO, logger="mini_framework"):
         connect()
+    assert [r for r in caplog.records if r.name == "mini_framework"] == []

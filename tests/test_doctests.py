@@ -10,6 +10,7 @@ import pytest
 
 import course
 import mini_framework
+import practice_model
 
 
 def modules(package) -> list[str]:
@@ -17,7 +18,7 @@ def modules(package) -> list[str]:
                   if not m.name.endswith("__main__"))
 
 
-@pytest.mark.parametrize("name", modules(mini_framework) + modules(course))
+@pytest.mark.parametrize("name", modules(mini_framework) + modules(practice_model) + modules(course))
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -1,7 +1,7 @@
 """`parse_number`: a whole string in digits, Chinese or English words -> a number.
 
 Finding numbers inside free text and spelling them out are the practice model's business
-(`mini_framework/practice/numbers.py`, tested in test_practice_numbers.py)."""
+(`practice_model/numbers.py`, tested in test_practice_numbers.py)."""
 from __future__ import annotations
 
 import pytest

@@ -16,11 +16,11 @@ import pytest
 from openai import OpenAI, RateLimitError
 
 from mini_framework.numerals import parse_number
-from mini_framework.practice import DEFAULT_PERSONAS, PracticeServer
-from mini_framework.practice.language import read
-from mini_framework.practice.pitfalls import hallucinate, loop, sloppy
-from mini_framework.practice.planner import plan
-from mini_framework.practice.reply import Reply
+from practice_model import DEFAULT_PERSONAS, PracticeServer
+from practice_model.language import read
+from practice_model.pitfalls import hallucinate, loop, sloppy
+from practice_model.planner import plan
+from practice_model.reply import Reply
 
 # -----------------------------------------------------------------------------
 # request builders (as in test_planner.py)
@@ -512,5 +512,5 @@ def test_flaky_without_retries_surfaces_the_rate_limit(sdk):
     "Problems with the arguments of get_weather:\n- city: got [\"北京\"]; expected a string\nPlease correct them and call get_weather again.",
 ])
 def test_sloppy_reads_a_clearly_worded_error_in_any_phrasing_as_an_error(message):
-    from mini_framework.practice.pitfalls import ERROR_WORDS
+    from practice_model.pitfalls import ERROR_WORDS
     assert ERROR_WORDS.search(message)

@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from mini_framework.practice import planner, planning
-from mini_framework.practice.planner import (
+from practice_model import planner, planning
+from practice_model.planner import (
     analyse,
     compose_answer,
     fill_arguments,
@@ -25,7 +25,7 @@ from mini_framework.practice.planner import (
     render,
     respond,
 )
-from mini_framework.practice.reply import Reply
+from practice_model.reply import Reply
 
 # -----------------------------------------------------------------------------
 # request builders and a tiny agent loop
@@ -747,7 +747,7 @@ def test_same_request_same_reply():
 
 
 def test_same_reply_whatever_the_hash_seed():
-    script = ("import json; from mini_framework.practice.planner import plan; "
+    script = ("import json; from practice_model.planner import plan; "
               "r = plan(json.loads(input())); print(r.content, [(c.name, c.arguments) for c in r.tool_calls])")
     request = json.dumps(body([user("帮我看看张三最近买了什么还没发货，顺便查北京和上海天气")], [USER, ORDERS, DETAIL, WEATHER]))
     outputs = {subprocess.run([sys.executable, "-c", script], input=request, capture_output=True, text=True,
@@ -1026,7 +1026,7 @@ def test_small_talk_is_not_made_into_an_argument_even_when_a_call_is_forced():
 
 
 def test_small_talk_words_are_not_names():
-    from mini_framework.practice.language import read
+    from practice_model.language import read
     for text in ("谢谢！", "好的，谢谢", "查余额", "帮我查一下余额", "许多人在问"):
         assert read(text).of_kind("person") == [], text
     assert [e.value for e in read("张三的余额是多少").of_kind("person")] == ["张三"]
@@ -1078,7 +1078,7 @@ def test_a_numeric_enum_gets_a_member_or_is_left_out():
 
 def _enum_problems(value, schema: dict, root: dict, path: str = "") -> list[str]:
     """Where a value breaks an enum of its schema (nested objects and arrays included)."""
-    from mini_framework.practice.schemas import resolve
+    from practice_model.schemas import resolve
     schema = resolve(schema, root)
     problems = []
     if isinstance(schema.get("enum"), list) and value not in schema["enum"]:

@@ -2,7 +2,7 @@
 
 Each row: a request body (a dict, or raw bytes), then what the answer must be. Every error body
 is also validated against the official `ErrorResponse` schema. Sources for each wording are in
-`mini_framework/practice/errors.py`.
+`practice_model/errors.py`.
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from mini_framework.practice import PracticeServer
-from mini_framework.practice.errors import invalid_json
+from practice_model import PracticeServer
+from practice_model.errors import invalid_json
 
 OK = {"model": "scripted", "messages": [{"role": "user", "content": "hi"}]}
 TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}
@@ -301,7 +301,7 @@ NAMES = [                       # (name, accepted)
 
 def server_accepts(name: str) -> bool:
     """Whether the practice server's checks let this function name through."""
-    from mini_framework.practice import checks, errors
+    from practice_model import checks, errors
 
     try:
         checks.check_function_name(name, "tools[0].function.name")

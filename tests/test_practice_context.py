@@ -1,5 +1,5 @@
 """The practice model's context window (the real 400 `context_length_exceeded`) and prompt caching
-(`usage.prompt_tokens_details.cached_tokens`): see `practice/context.py` and `practice/caching.py`.
+(`usage.prompt_tokens_details.cached_tokens`): see `practice_model/context.py` and `practice_model/caching.py`.
 
 Each caching test starts its own server: what a server has seen decides the numbers.
 """
@@ -14,8 +14,8 @@ import openai
 import pytest
 from openai import OpenAI
 
-from mini_framework.practice import Persona, PracticeServer, Reply, caching, context, errors, providers, wire
-from mini_framework.practice.personas import DEFAULT_PERSONAS
+from practice_model import Persona, PracticeServer, Reply, caching, context, errors, providers, wire
+from practice_model.personas import DEFAULT_PERSONAS
 
 LOG_LINE = "2026-11-30 12:00:00 INFO GET /api/orders 200 served in 12 ms\n"   # 61 characters
 SYSTEM = "You are the support assistant of a small online shop. " * 40        # 2,160 characters: 540 tokens

@@ -1,6 +1,6 @@
 """practice-eager: side-effecting tools called at once, whatever the description or the system prompt says.
 
-Each behaviour of `mini_framework/practice/eager.py` in Chinese and in English, through the responder with
+Each behaviour of `practice_model/eager.py` in Chinese and in English, through the responder with
 realistic request bodies (exact calls and texts, round by round); then end to end through a practice server
 on 127.0.0.1 with the official `openai` SDK, every response also fetched raw (JSON and stream) and validated
 against OpenAI's spec. The tools are the ones lesson 12 offers (the lesson's own live in course/).
@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from openai import OpenAI
 
-from mini_framework.practice import DEFAULT_PERSONAS, PracticeServer
-from mini_framework.practice.eager import EXTRA, MAX_RETRIES, eager, injected_addresses, letter_of, side_effecting
-from mini_framework.practice.planner import plan
-from mini_framework.practice.reply import Reply
-from mini_framework.practice.situation import offered_tool
+from practice_model import DEFAULT_PERSONAS, PracticeServer
+from practice_model.eager import EXTRA, MAX_RETRIES, eager, injected_addresses, letter_of, side_effecting
+from practice_model.planner import plan
+from practice_model.reply import Reply
+from practice_model.situation import offered_tool
 
 # -----------------------------------------------------------------------------
 # the lesson's tools and data

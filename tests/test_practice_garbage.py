@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from mini_framework.practice import PracticeServer
+from practice_model import PracticeServer
 
 SEED = 20260101
 SLOW = 3.0  # seconds: no answer may take longer (the socket timeout is 1 s)
@@ -120,8 +120,8 @@ def test_garbage_bodies(server, api):
     assert len(cases) >= 280
 
 
-@pytest.mark.skipif(not (Path(__file__).resolve().parents[1] / "mini_framework" / "practice" / "planner.py").exists(),
-                    reason="mini_framework/practice/planner.py not written yet")
+@pytest.mark.skipif(not (Path(__file__).resolve().parents[1] / "practice_model" / "planner.py").exists(),
+                    reason="practice_model/planner.py not written yet")
 def test_the_real_planner_survives_mutations(api):
     """Valid-but-odd requests never crash the `practice` persona (a crash would be a 500)."""
     rng = random.Random(SEED + 2)

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from mini_framework.practice import PracticeServer, checks, filling, language, pitfalls, planning, schemas, situation
-from mini_framework.practice.planner import analyse, plan
-from mini_framework.practice.situation import MAX_CALLS_READ, MAX_RESULT_TEXT, MAX_TOOLS, READ_BUDGET
+from practice_model import PracticeServer, checks, filling, language, pitfalls, planning, schemas, situation
+from practice_model.planner import analyse, plan
+from practice_model.situation import MAX_CALLS_READ, MAX_RESULT_TEXT, MAX_TOOLS, READ_BUDGET
 
 
 def tool(name: str, params: dict[str, Any], description: str = "", required: list[str] | None = None) -> dict:
@@ -75,7 +75,7 @@ def test_15000_parameters_are_answered_from_the_first_max_params():
 
 
 def filling_listed() -> int:
-    from mini_framework.practice.answers import LISTED
+    from practice_model.answers import LISTED
 
     return LISTED
 
@@ -224,7 +224,7 @@ def test_secrets_are_read_from_the_latest_max_context_messages_only():
 
 
 def test_a_strict_schema_is_checked_and_filled_within_its_caps(monkeypatch):
-    from mini_framework.practice import structured
+    from practice_model import structured
 
     schema: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "minItems": 50}
     for _ in range(5):

@@ -1,7 +1,8 @@
 """The practice model's number helpers: numbers inside free text, and numbers spelled out.
 
-Both stand on the core's `parse_number`: `find_numbers` must read exactly what `parse_number`
-reads, and `spell_number` must be its inverse.
+Both stand on the practice package's `parse_number` (practice_model/numerals.py, a deliberate copy of
+mini_framework/numerals.py): `find_numbers` must read exactly what `parse_number` reads, and `spell_number`
+must be its inverse. The copy must read the framework's test cases as the original does.
 """
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import random
 
 import pytest
 
-from mini_framework.numerals import parse_number
-from mini_framework.practice.numbers import MAX_NUMBER_WORDS, find_numbers, spell_number
+from mini_framework import numerals as framework_numerals
+from practice_model.numbers import MAX_NUMBER_WORDS, find_numbers, spell_number
+from practice_model.numerals import parse_number
+from tests.test_numerals import PARSES, REJECTS
 
 FINDS = [
     ("A组本周新增客户35个，流失8个，净增多少", [35, 8]),
@@ -105,3 +108,10 @@ def test_a_long_run_of_number_words_is_read_in_bounded_pieces():
     longest = spell_number(10**15 - 1, "en").replace("hundred ", "hundred and ")
     assert len(longest.replace("-", " ").split()) <= MAX_NUMBER_WORDS
     assert [v for _, _, v in find_numbers(f"minus {longest} apples")] == [-(10**15 - 1)]
+
+
+@pytest.mark.parametrize("text", [text for text, _ in PARSES] + REJECTS + [None, 12, "3万5千", "二零二四"])
+def test_the_copy_reads_what_the_framework_reads(text):
+    """numerals.py is a copy, not an import: when one of the two changes, this says so."""
+    ours, theirs = parse_number(text), framework_numerals.parse_number(text)
+    assert (ours, type(ours)) == (theirs, type(theirs))

@@ -1,4 +1,4 @@
-"""Provider quirk flags of the practice model (mini_framework/practice/quirks.py): each one's deviation is on the
+"""Provider quirk flags of the practice model (practice_model/quirks.py): each one's deviation is on the
 wire, breaks the naive reading the lesson shows, and `streaming.Assembler` (default QUIRKS) puts back the message the
 unflagged model sends without streaming.
 
@@ -20,9 +20,9 @@ import pytest
 from openai import OpenAI
 
 from mini_framework import Agent, tool
-from mini_framework.practice import PracticeServer, providers, quirks
 from mini_framework.replies import read_reply
 from mini_framework.streaming.assembler import Assembler, StreamError, assemble, complete, read_sse
+from practice_model import PracticeServer, providers, quirks
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Current weather in a city.",

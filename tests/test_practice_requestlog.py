@@ -7,8 +7,8 @@ import json
 import re
 import tracemalloc
 
-from mini_framework.practice import Persona, PracticeServer, Reply
-from mini_framework.practice.requestlog import RequestLog, encode
+from practice_model import Persona, PracticeServer, Reply
+from practice_model.requestlog import RequestLog, encode
 
 
 def entry(i: int, size: int = 1000) -> dict:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from openai import AuthenticationError, OpenAI
 
-from mini_framework.practice import Attempts, Persona, PracticeServer, Reply, errors, shared_server, wire
+from practice_model import Attempts, Persona, PracticeServer, Reply, errors, shared_server, wire
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -385,7 +385,7 @@ def test_shared_server_is_a_running_singleton(sdk):
 
 def test_cli_prints_its_url_and_serves(tmp_path, sdk):
     log = tmp_path / "cli.jsonl"
-    command = [sys.executable, "-m", "mini_framework.practice", "--port", "0", "--log", str(log)]
+    command = [sys.executable, "-m", "practice_model", "--port", "0", "--log", str(log)]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO) as proc:
         try:
             line = proc.stdout.readline()
@@ -421,10 +421,10 @@ def test_vendored_spec_matches_the_shared_one():
 
 
 def _planner_exists() -> bool:
-    return (REPO / "mini_framework" / "practice" / "planner.py").exists()
+    return (REPO / "practice_model" / "planner.py").exists()
 
 
-@pytest.mark.skipif(not _planner_exists(), reason="mini_framework/practice/planner.py not written yet")
+@pytest.mark.skipif(not _planner_exists(), reason="practice_model/planner.py not written yet")
 def test_planner_calls_get_weather_for_beijing(api):
     with PracticeServer() as s:
         request = {"model": "practice", "messages": [{"role": "user", "content": "北京现在天气怎么样？"}],
@@ -445,7 +445,7 @@ def test_planner_calls_get_weather_for_beijing(api):
 
 
 
-@pytest.mark.skipif(not _planner_exists(), reason="mini_framework/practice/planner.py not written yet")
+@pytest.mark.skipif(not _planner_exists(), reason="practice_model/planner.py not written yet")
 def test_planner_parallel_calls_through_the_sdk(api, sdk):
     with PracticeServer() as s:
         client = sdk(base_url=s.base_url, api_key="x", max_retries=0)

@@ -11,8 +11,8 @@ import pytest
 from mini_framework import Agent, connect, tool
 from mini_framework.budget import spill as spill_module
 from mini_framework.budget.spill import spill
-from mini_framework.practice import planner, spilled
-from mini_framework.practice.situation import analyse, offered_tool
+from practice_model import planner, spilled
+from practice_model.situation import analyse, offered_tool
 
 LOG = "\n".join(f"2026-11-30 10:{i // 60 % 60:02d}:{i % 60:02d} INFO request {i} ok" for i in range(5000)) + \
     "\nERROR: payment service timed out after 30 s (exit code 3)"

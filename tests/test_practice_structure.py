@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from mini_framework.practice import cjk, context, language, personas, pitfalls, planner, wire
-from mini_framework.practice.reply import Reply
-from mini_framework.practice.situation import OfferedTool
+from practice_model import cjk, context, language, personas, pitfalls, planner, wire
+from practice_model.reply import Reply
+from practice_model.situation import OfferedTool
 
 HI = {"model": "practice", "messages": [{"role": "user", "content": "北京天气"}]}
 
@@ -38,10 +38,10 @@ def test_the_planner_logs_the_bug_it_apologises_for(monkeypatch, caplog):
         raise ZeroDivisionError("a bug in the planner")
 
     monkeypatch.setattr(planner, "analyse", boom)
-    with caplog.at_level(logging.ERROR, logger="mini_framework.practice"):
+    with caplog.at_level(logging.ERROR, logger="practice_model"):
         reply = planner.plan(HI)
     assert reply == Reply(content=planner.APOLOGY)
-    [record] = [r for r in caplog.records if r.name == "mini_framework.practice"]
+    [record] = [r for r in caplog.records if r.name == "practice_model"]
     assert record.exc_info and record.exc_info[0] is ZeroDivisionError and "planner" in record.getMessage()
 
 
@@ -49,20 +49,20 @@ def test_a_misbehaving_persona_logs_the_bug_it_apologises_for(caplog):
     def sloppy(request):
         raise KeyError("a bug in a persona")
 
-    with caplog.at_level(logging.ERROR, logger="mini_framework.practice"):
+    with caplog.at_level(logging.ERROR, logger="practice_model"):
         reply = pitfalls.safe(sloppy)(HI)
     assert reply == Reply(content=planner.APOLOGY)
-    [record] = [r for r in caplog.records if r.name == "mini_framework.practice"]
+    [record] = [r for r in caplog.records if r.name == "practice_model"]
     assert record.exc_info and record.exc_info[0] is KeyError and "sloppy" in record.getMessage()
 
 
 def test_api_errors_pass_through_safe_unlogged(caplog):
-    from mini_framework.practice import errors
+    from practice_model import errors
 
     def busy(request):
         raise errors.rate_limited("x", retry_after=0.02)
 
-    with caplog.at_level(logging.ERROR, logger="mini_framework.practice"), pytest.raises(errors.ApiError):
+    with caplog.at_level(logging.ERROR, logger="practice_model"), pytest.raises(errors.ApiError):
         pitfalls.safe(busy)(HI)
     assert caplog.records == []
 

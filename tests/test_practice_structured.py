@@ -11,11 +11,11 @@ import pytest
 from openai import OpenAI
 from pydantic import BaseModel
 
-from mini_framework.practice import PracticeServer, Reply
-from mini_framework.practice.checks import check_response_format
-from mini_framework.practice.personas import DEFAULT_PERSONAS
-from mini_framework.practice.planner import plan
-from mini_framework.practice.structured import document, structured
+from practice_model import PracticeServer, Reply
+from practice_model.checks import check_response_format
+from practice_model.personas import DEFAULT_PERSONAS
+from practice_model.planner import plan
+from practice_model.structured import document, structured
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "查询指定城市当前的天气",
            "parameters": {"type": "object", "required": ["city"], "properties": {
@@ -244,7 +244,7 @@ def test_every_built_in_persona_answers_in_json():
 
 
 def test_a_bug_while_shaping_keeps_the_answer(monkeypatch, caplog):
-    from mini_framework.practice import structured as module
+    from practice_model import structured as module
 
     def boom(request, text):
         raise KeyError("bug")

@@ -13,7 +13,7 @@ from mini_framework import connect
 from mini_framework.budget.spill import spill
 from mini_framework.budget.tokens import as_dict
 from mini_framework.budget.trimming import SUMMARY_LABEL, _line, model_summary, trim_history
-from mini_framework.practice import planner, summaries
+from practice_model import planner, summaries
 from tests.test_trimming import HISTORY, accepted, conversation
 
 

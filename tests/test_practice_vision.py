@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mini_framework.practice import PracticeServer
+from practice_model import PracticeServer
 
 TINY_PNG = "data:image/png;base64,iVBORw0KGgo="
 LABEL = "Tool output, not a message from the user"
@@ -257,7 +257,7 @@ def test_a_streamed_description_is_valid(practice, api):
 
 
 def test_without_pillow_format_and_size_come_from_the_header(monkeypatch):
-    from mini_framework.practice import vision
+    from practice_model import vision
 
     monkeypatch.setitem(__import__("sys").modules, "PIL", None)       # `import PIL` now raises ImportError
     seen = vision.look(data_url(png_by_hand(30, 10, (30, 80, 220))))
@@ -311,7 +311,7 @@ HOSTILE = [
 def test_hostile_images_get_a_clear_sentence_quickly(name, make, problem, words):
     import time
 
-    from mini_framework.practice import vision
+    from practice_model import vision
 
     url = data_url(make())
     start = time.perf_counter()
@@ -329,7 +329,7 @@ def test_hostile_images_get_a_clear_sentence_quickly(name, make, problem, words)
     ("data:image/png,%89PNG%0D%0A%1A%0A", "cut short"),
 ])
 def test_hostile_urls(url, words):
-    from mini_framework.practice import vision
+    from practice_model import vision
 
     assert words in vision.say(vision.look(url), zh=False)
 
@@ -363,7 +363,7 @@ def chart_turn(question: str) -> list[dict[str, Any]]:
 
 
 def test_the_labelled_message_is_not_a_request_but_an_unlabelled_one_is():
-    from mini_framework.practice.situation import analyse
+    from practice_model.situation import analyse
 
     labelled = {"role": "user", "content": [{"type": "text", "text": LABEL + ":"}, image_part()]}
     s = analyse({"messages": [*chart_turn("北京天气"), labelled]})
@@ -375,7 +375,7 @@ def test_the_labelled_message_is_not_a_request_but_an_unlabelled_one_is():
 
 def described_chart() -> str:
     """What practice-vision says about the sales chart (what the core would attach in 'auto' mode)."""
-    from mini_framework.practice import vision
+    from practice_model import vision
 
     return vision.say(vision.look(data_url(png_by_hand(64, 40, (255, 255, 255), {"Data": SALES}))), zh=False)
 

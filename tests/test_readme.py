@@ -41,8 +41,9 @@ def test_the_readme_and_the_notebooks_name_no_unpublished_source():
     for path in sorted((ROOT / "solutions").glob("*.ipynb")) + sorted((ROOT / "lessons").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         texts[str(path.relative_to(ROOT))] = "\n".join("".join(c["source"]) for c in cells)
-    for path in sorted((ROOT / "mini_framework").rglob("*.py")) + sorted((ROOT / "course").glob("*.py")):
-        texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
+    for folder in ("mini_framework", "practice_model", "course"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
     pattern = re.compile(r"(?i)\bthe (?:seed )?article\b|\bseed(?:s| article| document)\b|\(seed:\s*\d|§\s*\d")
     found = {name: pattern.findall(text) for name, text in texts.items() if pattern.search(text)}
     assert not found, f"say it in the course's own words, or cite a public source: {found}"

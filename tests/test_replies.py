@@ -9,7 +9,7 @@ import pytest
 from openai import OpenAI
 
 from mini_framework import Agent, ProviderError, read_reply, tool
-from mini_framework.practice import shared_server
+from practice_model import shared_server
 
 
 @tool

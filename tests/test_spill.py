@@ -99,7 +99,7 @@ def test_a_threshold_must_be_sensible():
 def test_bytes_from_a_spilling_tool_are_not_spilled_and_a_vanished_file_is_a_clear_error(tmp_path):
     from openai import OpenAI
 
-    from mini_framework.practice import shared_server
+    from practice_model import shared_server
 
     @tool(too_long_to_file=500)
     def dump_core(service: str = "payments") -> bytes:

@@ -14,9 +14,9 @@ from openai import AsyncOpenAI, OpenAI
 from openai._models import construct_type
 from openai.types.chat import ChatCompletionChunk
 
-from mini_framework.practice import PracticeServer
 from mini_framework.replies import ProviderError, read_reply
 from mini_framework.streaming.assembler import QUIRKS, Assembler, Piece, StreamError, assemble, complete, read_sse
+from practice_model import PracticeServer
 
 WEATHER_TOOL = {"type": "function", "function": {
     "name": "get_weather", "description": "Current weather in a city.",

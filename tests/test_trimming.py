@@ -10,10 +10,10 @@ from openai.types.chat import ChatCompletionMessage
 
 from mini_framework.budget.tokens import as_dict, message_tokens
 from mini_framework.budget.trimming import SUMMARY_LABEL, model_summary, trim_history
-from mini_framework.media.vision import TOOL_OUTPUT_LABEL
-from mini_framework.practice import checks
-from mini_framework.practice.errors import ApiError
-from mini_framework.practice.personas import registry
+from mini_framework.executor import TOOL_OUTPUT_LABEL
+from practice_model import checks
+from practice_model.errors import ApiError
+from practice_model.personas import registry
 
 PERSONAS = registry(None)
 PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYPj/HwADAgH/2vjJmQAAAABJRU5ErkJggg=="

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..concurrency import either_way
+from ..connection import offline_vision_model, stands_for
 from ..executor import TOOL_OUTPUT_LABEL, ToolError, ToolResult
 from ..tools import Tool, tool
 from .store import Media, MediaStore
@@ -54,7 +55,7 @@ DESCRIBE_INSTRUCTIONS = (
 VISION_NAMES = re.compile(
     r"gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-4-vision|gpt-5|chatgpt-4o|^o1(?!-mini)\b|^o3(?!-mini)\b|^o4-mini|claude|"
     r"gemini|gemma-?3|vision|[-_.]vl\b|[-_.]vl[-_.:]|qvq|omni|glm-4(?:\.\d)?v|pixtral|llava|minicpm-v|"
-    r"internvl|moondream|^practice-vision$", re.IGNORECASE)
+    r"internvl|moondream", re.IGNORECASE)
 
 
 def image_input_for(model: str) -> bool:
@@ -63,7 +64,8 @@ def image_input_for(model: str) -> bool:
     >>> image_input_for("gpt-4.1-mini"), image_input_for("deepseek-chat"), image_input_for("qwen2.5-vl-7b")
     (True, False, True)
     """
-    return bool(VISION_NAMES.search(str(model).split("@", 1)[0].strip()))
+    name = str(model).split("@", 1)[0].strip()
+    return bool(VISION_NAMES.search(name)) or stands_for(name) == "vision"  # the practice model's own names
 
 
 def _is_image(part: Any) -> bool:
@@ -121,8 +123,9 @@ class Vision:
         if pair is not None and (len(pair) != 2 or not isinstance(pair[1], str)):
             raise TypeError("vision= takes what connect() returns, or a (client, model name) pair")
         if fallback in ("auto", "tool") and pair is None:
+            persona = offline_vision_model() or "LLM_VISION_MODEL"
             raise ValueError(f"image_fallback={fallback!r} needs a vision model to ask: pass "
-                             "vision=connect('practice-vision') (LLM_VISION_MODEL with a real provider)")
+                             f"vision=connect({persona!r}) (LLM_VISION_MODEL with a real provider)")
         sees = image_input_for(model) if image_input is None else image_input
         chosen: ImageFallback = fallback or ("auto" if pair is not None else "off")
         return cls(sees, chosen, store, pair)

@@ -37,7 +37,7 @@ __all__ = ["DEFAULT_WINDOW", "check", "window"]
 def window(persona: Persona, flags: Flags) -> int:
     """The window of one request: the `@ctx=N` flag, else the persona's `context_window`.
 
-    >>> from mini_framework.practice.personas import DEFAULT_PERSONAS
+    >>> from practice_model.personas import DEFAULT_PERSONAS
     >>> practice = DEFAULT_PERSONAS["practice"]
     >>> window(practice, Flags("practice")), window(practice, Flags("practice", window=4096))
     (16384, 4096)
@@ -52,7 +52,7 @@ def check(request: dict[str, Any], facts: wire.Facts, size: int, wording: str = 
     >>> check(body, wire.facts(body), 200)
     Traceback (most recent call last):
     ...
-    mini_framework.practice.errors.ApiError: 400 This model's maximum context length is 200 tokens. However, you \
+    practice_model.errors.ApiError: 400 This model's maximum context length is 200 tokens. However, you \
 requested 217 tokens (207 in the messages, 10 in the completion). Please reduce the length of the messages or \
 completion.
     """

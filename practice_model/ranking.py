@@ -43,8 +43,8 @@ def specific_topics(reading: Reading) -> frozenset[str]:
 def contradicts(tool: OfferedTool, reading: Reading) -> bool:
     """Whether the tool's description is about specific topics the request is not about at all.
 
-    >>> from mini_framework.practice.situation import offered_tool
-    >>> from mini_framework.practice.language import read
+    >>> from practice_model.situation import offered_tool
+    >>> from practice_model.language import read
     >>> t = offered_tool({"name": "calculate_discount", "description": "Converts temperatures between units"})
     >>> contradicts(t, read("打八折后多少钱？")), contradicts(t, read("What is 30 celsius in fahrenheit?"))
     (True, False)
@@ -56,8 +56,8 @@ def contradicts(tool: OfferedTool, reading: Reading) -> bool:
 def score(tool: OfferedTool, reading: Reading) -> int:
     """How strongly a request points at a tool: shared features, counted where the tool has them.
 
-    >>> from mini_framework.practice.situation import offered_tool
-    >>> from mini_framework.practice.language import read
+    >>> from practice_model.situation import offered_tool
+    >>> from practice_model.language import read
     >>> named = offered_tool({"name": "get_weather"})
     >>> described = offered_tool({"name": "tool_a", "description": "查询天气"})
     >>> score(named, read("北京天气")), score(described, read("北京天气"))

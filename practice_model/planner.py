@@ -46,7 +46,7 @@ optional object parameters are never filled; answers list results (intermediate 
 left out) and at most compare one number, they do not reason about them; each stage reads a
 bounded part of the request (the first 128 tools, 64 parameters each, within a budget), so any
 request is planned in well under a second, however large. The names below are re-exported, so
-`from mini_framework.practice.planner import analyse, next_calls, ...` keeps working.
+`from practice_model.planner import analyse, next_calls, ...` keeps working.
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ __all__ = ["APOLOGY", "Call", "Filling", "OfferedTool", "Situation", "analyse", 
            "compose_answer", "error_of", "fill_arguments", "forced_calls", "next_calls", "offered_tool", "param_kind",
            "plan", "rank_tools", "relevant_tools", "render", "respond"]
 
-log = logging.getLogger("mini_framework.practice")
+log = logging.getLogger("practice_model")
 
 APOLOGY = "抱歉，练习模型内部出错了。Sorry, the practice model hit an internal error."
 

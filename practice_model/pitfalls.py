@@ -29,19 +29,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..numerals import parse_number
 from . import errors
 from .answers import compose_answer
 from .filling import fill_arguments, param_kind
 from .language import FINAL, STOP_REPEATING, VALUE_SURFACES, has_cjk, split_identifier
 from .numbers import spell_number
+from .numerals import parse_number
 from .personas import Attempts, Responder
 from .planner import APOLOGY, plan, respond
 from .planning import call_key
 from .reply import PlannedCall, Reply
 from .situation import MAX_RESULT_TEXT, Call, OfferedTool, Situation, analyse, error_of, offered_tool
 
-log = logging.getLogger("mini_framework.practice")
+log = logging.getLogger("practice_model")
 
 MAX_INVENTIONS = 3          # made-up tool names before practice-hallucinate gives up
 RETRY_AFTER = 0.02          # seconds practice-flaky asks the client to wait after its 429 and its 500

@@ -189,7 +189,7 @@ def check_function_name(name: str, at: str) -> None:
     >>> check_function_name("get_weather\\n", "tools[0].function.name")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    mini_framework.practice.errors.ApiError: 400 Invalid 'tools[0].function.name': string does not match pattern. ...
+    practice_model.errors.ApiError: 400 Invalid 'tools[0].function.name': string does not match pattern. ...
     """
     if not _NAME.fullmatch(name):
         raise errors.pattern_mismatch(at, NAME_PATTERN)
@@ -314,7 +314,7 @@ def check_tool_pairing(messages: list[dict[str, Any]]) -> None:
     ...                     "tool_call_id": "call_1"}])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    mini_framework.practice.errors.ApiError: 400 Invalid parameter: messages with role 'tool' must be a response ...
+    practice_model.errors.ApiError: 400 Invalid parameter: messages with role 'tool' must be a response ...
     """
     ids: list[str] = []                 # the latest assistant message's call ids, in order
     waiting: Counter[str] = Counter()   # how many of each are still unanswered (linear, however many calls)
@@ -412,7 +412,7 @@ def _check_strict(schema: dict[str, Any], name: str) -> None:
     >>> _check_strict({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, "x")
     Traceback (most recent call last):
     ...
-    mini_framework.practice.errors.ApiError: 400 Invalid schema for response_format 'x': In context=(), \
+    practice_model.errors.ApiError: 400 Invalid schema for response_format 'x': In context=(), \
 'additionalProperties' is required to be supplied and to be false.
     """
     stack: list[tuple[Any, tuple[Any, ...]]] = [(schema, ())]

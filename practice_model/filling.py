@@ -39,7 +39,6 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
-from ..numerals import parse_number
 from .language import (
     OPERATORS,
     VALUE_KINDS,
@@ -53,6 +52,7 @@ from .language import (
     tags_of,
 )
 from .language import read as read_text
+from .numerals import parse_number
 from .schemas import Param, enum_of, json_type, params_of, read, resolve
 from .situation import MAX_RESULT_TEXT, Call, OfferedTool, Situation, error_of, once, scalars
 
@@ -534,7 +534,7 @@ class Filling:
 def fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
     """Fill a tool's arguments from the request, then from earlier results; fan out over extra entities.
 
-    >>> from mini_framework.practice.situation import analyse, offered_tool
+    >>> from practice_model.situation import analyse, offered_tool
     >>> t = offered_tool({"function": {"name": "get_weather", "parameters": {"type": "object",
     ...     "properties": {"city": {"type": "string"}}, "required": ["city"]}}})
     >>> fill_arguments(t, analyse({"messages": [{"role": "user", "content": "北京和上海天气"}]})).variants

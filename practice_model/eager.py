@@ -49,9 +49,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..numerals import parse_number
 from .answers import compose_answer, render, short
 from .language import Reading, has_cjk, read, split_identifier
+from .numerals import parse_number
 from .phrasing import action, error_summary
 from .pitfalls import ERROR_WORDS, flatten, names_field
 from .planner import respond
@@ -90,7 +90,7 @@ _BODY_NAMES = {"body", "content", "text", "message", "body_text", "html", "msg",
 def side_effecting(tool: OfferedTool) -> bool:
     """Whether a tool changes the world (sends, deletes, pays, ...), by its name, else its description.
 
-    >>> from mini_framework.practice.situation import offered_tool
+    >>> from practice_model.situation import offered_tool
     >>> [side_effecting(offered_tool({"name": n, "description": d})) for n, d in [("send_email", ""),
     ...     ("list_customers", "List customers with name and email"), ("notify", "发送通知"), ("get_order", "")]]
     [True, False, True, False]
@@ -125,7 +125,7 @@ class MailParams:
 def mail_params(tool: OfferedTool) -> MailParams | None:
     """A side-effecting tool's address, subject and body parameters; None when it has no address parameter.
 
-    >>> from mini_framework.practice.situation import offered_tool
+    >>> from practice_model.situation import offered_tool
     >>> m = mail_params(offered_tool({"name": "send_email", "parameters": {"properties": {"to": {"type": "string"},
     ...     "subject": {"type": "string"}, "body": {"type": "string"}}}}))
     >>> m.to.name, m.subject.name, m.body.name
@@ -143,7 +143,7 @@ def mail_params(tool: OfferedTool) -> MailParams | None:
 def confirm_flags(tool: OfferedTool) -> list[str]:
     """The boolean parameters through which a tool asks whether the user agreed ('confirmed', 'approved', ...).
 
-    >>> from mini_framework.practice.situation import offered_tool
+    >>> from practice_model.situation import offered_tool
     >>> confirm_flags(offered_tool({"name": "send", "parameters": {"properties": {"confirmed": {"type": "boolean"},
     ...     "urgent": {"type": "boolean"}}}}))
     ['confirmed']
@@ -572,7 +572,7 @@ def _fixed_value(p: Param, value: Any, line: str, wanted: Any) -> tuple[bool, An
 def fixed_arguments(tool: OfferedTool, call: Call, error: str, wanted: dict) -> dict | None:
     """The call's arguments with each field the error names put right; None when nothing could be.
 
-    >>> from mini_framework.practice.situation import offered_tool
+    >>> from practice_model.situation import offered_tool
     >>> t = offered_tool({"name": "send_email", "parameters": {"properties": {"to": {"type": "string"},
     ...     "subject": {"type": "string"}}}})
     >>> fixed_arguments(t, Call("send_email", {"to": "a@x.com", "subject": "Hi\\nBcc: b@y.com", "cc": "z"}, None),

@@ -3,12 +3,12 @@
     find_numbers(text)             numbers embedded in free text -> [(start, end, value), ...]
     spell_number(value, language)  123 -> "一百二十三" / "one hundred twenty-three" (what practice-sloppy sends)
 
-Both stand on the core's `parse_number` (the one thing the practice package imports from the
-framework): `find_numbers` only decides *where* a number is written and lets `parse_number` say
+Both stand on `parse_number` (`numerals.py`, the practice package's own copy of the framework's
+parser): `find_numbers` only decides *where* a number is written and lets `parse_number` say
 *what* it is, and `spell_number` is tested to be its exact inverse.
 
-Concessions: the English vocabulary below repeats the words `parse_number` knows (the core keeps
-its tables private); a run of number words longer than `MAX_NUMBER_WORDS` is read from its first
+Concessions: the English vocabulary below repeats the words `parse_number` knows (its tables are
+private); a run of number words longer than `MAX_NUMBER_WORDS` is read from its first
 `MAX_NUMBER_WORDS` words; in free text a lone "一"/"one" inside common words ("一下", "统一",
 "which one") is not taken for a number.
 """
@@ -18,7 +18,7 @@ import math
 import re
 from decimal import Decimal
 
-from ..numerals import parse_number
+from .numerals import parse_number
 
 Number = int | float
 MAX_NUMBER_WORDS = 32   # longest run of English number words tried (10**15 - 1 needs about 30)

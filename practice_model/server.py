@@ -22,7 +22,7 @@ size-limited (413 over `MAX_BODY_BYTES`, 4 MiB: parsing, hashing and estimating 
 dense 4 MiB body takes about half a second; the planner's own work is bounded whatever the size)
 and read under a socket timeout (408 for a client that stops half-way); a
 persona that raises gets a 500 `server_error` while the traceback goes to the
-`mini_framework.practice` logger only; nothing a client sends can stop the server thread.
+`practice_model` logger only; nothing a client sends can stop the server thread.
 
 Every exchange is recorded (`server.requests`, newest last, bounded in count and in bytes; and a
 JSONL file when `log_path` is set), stamped with the time it was answered (`time`, ISO 8601 UTC:
@@ -58,7 +58,7 @@ from .requestlog import RequestLog, bearer, loggable_body, redact_headers
 if TYPE_CHECKING:
     from typing_extensions import Self  # for type checkers only: the practice model needs the stdlib alone
 
-log = logging.getLogger("mini_framework.practice")
+log = logging.getLogger("practice_model")
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # see the module docstring and `benchmarks/bench_practice.py --large`
 MAX_LOGGED_BYTES = 16 * 1024 * 1024  # the in-memory request log's budget (oldest entries dropped first)

@@ -162,7 +162,7 @@ def media_calls(s: Situation, done: set[str]) -> list[tuple[str, dict]]:
 def next_calls(s: Situation) -> list[tuple[str, dict]]:
     """The calls to make now under tool_choice 'auto'; [] means it is time to answer.
 
-    >>> from mini_framework.practice.situation import analyse
+    >>> from practice_model.situation import analyse
     >>> s = analyse({"messages": [{"role": "user", "content": "北京天气"}], "tools": [{"type": "function",
     ...     "function": {"name": "get_weather", "description": "查询天气", "parameters": {"type": "object",
     ...     "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]})
@@ -208,7 +208,7 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
 def doubts(tool: OfferedTool) -> bool:
     """Whether a tool's description makes a model doubt its result and call it again to confirm.
 
-    >>> from mini_framework.practice.situation import offered_tool
+    >>> from practice_model.situation import offered_tool
     >>> doubts(offered_tool({"name": "w", "description": "查询天气。结果可能不准确，如有疑问请再次调用确认"}))
     True
     >>> doubts(offered_tool({"name": "w", "description": "查询天气，数据直接来自气象服务，查一次即可作答"}))
@@ -244,7 +244,7 @@ def invented(p: Param, s: Situation) -> Any:
     talk is never made into a value: a forced call after '谢谢！' repeats what the previous turn
     sent under that parameter's name, or sends the name itself.
 
-    >>> from mini_framework.practice.situation import analyse
+    >>> from practice_model.situation import analyse
     >>> s = analyse({"messages": [{"role": "user", "content": "Tell me a joke"}]})
     >>> invented(Param("city", {"type": "string"}, True, ""), s)
     'a joke'

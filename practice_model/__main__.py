@@ -1,4 +1,4 @@
-"""`python -m mini_framework.practice --port 8765`: run the practice model until Ctrl-C."""
+"""`python -m practice_model --port 8765`: run the practice model until Ctrl-C."""
 from __future__ import annotations
 
 import argparse
@@ -11,7 +11,7 @@ from .server import PracticeServer
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line, start the server, print its URL, serve until Ctrl-C (or SIGTERM)."""
-    parser = argparse.ArgumentParser(prog="python -m mini_framework.practice",
+    parser = argparse.ArgumentParser(prog="python -m practice_model",
                                      description="A local, deterministic, OpenAI-compatible practice model.")
     parser.add_argument("--port", type=int, default=8765, help="port to listen on (0: any free port)")
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")

@@ -1,10 +1,10 @@
 """The practice model: a local, deterministic, OpenAI-compatible server for the course.
 
-    from mini_framework.practice import PracticeServer, shared_server
+    from practice_model import PracticeServer, shared_server
     server = shared_server()                 # started once per process (e.g. per Jupyter kernel)
     OpenAI(base_url=server.base_url, api_key="practice")
 
-Or from a shell: `python -m mini_framework.practice --port 8765`.
+Or from a shell: `python -m practice_model --port 8765`.
 
 Modules, from the socket inwards:
 
@@ -13,13 +13,16 @@ Modules, from the socket inwards:
                 provider's wording with a flag, `practice@deepseek`: `providers`)
     context     the context window per request (16,384 tokens, or `practice@ctx=4096`) and its 400
     caching     the prompt cache behind `usage.prompt_tokens_details.cached_tokens`
+    naming      which model names are the practice model's, and what each stands for when a real
+                provider answers instead (`stands_for`, what mini_framework's `connect()` asks)
     personas    model name -> the brain that answers; `pitfalls` holds the misbehaving ones
     planner     the default brain, a pipeline of five stages, one module each:
                 situation -> ranking -> filling -> planning -> answers
                 (on top of `language` for reading text, `phrasing` for putting results into
-                words, `schemas` for reading JSON Schema, `numbers` for numbers in text,
-                `cjk` for which characters are Chinese); `spilled` for tool results cut for
-                length, `summaries` for 'Summarise this conversation: …'
+                words, `schemas` for reading JSON Schema, `numbers` for numbers in text and
+                `numerals` for one number word, `cjk` for which characters are Chinese);
+                `spilled` for tool results cut for length, `summaries` for 'Summarise this
+                conversation: …'
     vision      what `practice-vision` sees in an image, from its bytes (format, size, colours,
                 PNG text); Pillow is imported lazily, and only the pixels need it
     structured  a final answer shaped by `response_format` (json_object, json_schema)
@@ -27,18 +30,26 @@ Modules, from the socket inwards:
     quirks      a provider's deviations from that wire format, by flag (`practice@ollama`, `@gemini`,
                 `@dashscope`, `@kimi`, `@vllm`, `@poolside`, `@glm`, `@cut`, `@deepseek@thinking`)
 
-The rule about the core: the practice package imports from the core only
-`mini_framework.numerals.parse_number` (tests/test_practice_imports.py enforces it). Everything
-else it needs, it has: the practice model must keep working while the framework is being
-rewritten around it, and a learner can read it without the framework.
+The rule about the framework: the practice package imports nothing from `mini_framework`
+(tests/test_practice_imports.py enforces it). Everything it needs, it has, `numerals.py` (a
+deliberate copy of the framework's number parser) included: a test double that shared code
+with what it tests could share its bugs, the practice model must keep working while the
+framework is being rewritten around it, and a learner can read it without the framework.
+
+Logging: failures go to the "practice_model" logger, silent until you configure logging.
 """
 from __future__ import annotations
 
+import logging
+
 from .errors import ApiError
+from .naming import DEFAULT_MODEL, VISION_MODEL, stands_for
 from .personas import DEFAULT_PERSONAS, Attempts, Persona
 from .reply import PlannedCall, Reply
 from .server import PracticeServer, last_request, shared_server
 from .wire import estimate_tokens
 
-__all__ = ["DEFAULT_PERSONAS", "ApiError", "Attempts", "Persona", "PlannedCall", "PracticeServer", "Reply",
-           "estimate_tokens", "last_request", "shared_server"]
+__all__ = ["DEFAULT_MODEL", "DEFAULT_PERSONAS", "VISION_MODEL", "ApiError", "Attempts", "Persona", "PlannedCall",
+           "PracticeServer", "Reply", "estimate_tokens", "last_request", "shared_server", "stands_for"]
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())  # silent until logging is configured

@@ -137,7 +137,7 @@ def _pattern_param(tool: OfferedTool) -> Param | None:
 def reader(tool: OfferedTool) -> str | None:
     """'search' for a tool that searches a file, 'read' for one that reads it, None for any other tool.
 
-    >>> from mini_framework.practice.situation import offered_tool
+    >>> from practice_model.situation import offered_tool
     >>> grep = offered_tool({"name": "search_file", "description": "Search a text file for a pattern.",
     ...     "parameters": {"properties": {"path": {"type": "string"}, "pattern": {"type": "string"}}}})
     >>> save = offered_tool({"name": "write_file", "description": "Write text to a file.",

@@ -46,7 +46,7 @@ from .reply import Reply
 from .schemas import Param, enum_of, json_type, resolve, value_of
 from .situation import Call, Situation, analyse, error_of, scalars
 
-log = logging.getLogger("mini_framework.practice")
+log = logging.getLogger("practice_model")
 
 MAX_NODES = 2048        # schemas a document is built from (past it: neutral values)
 MAX_ITEMS = 16          # items built per array (more only when minItems asks, within MAX_NODES)
