@@ -452,7 +452,7 @@ class Agent:
         state.results += results
         state.messages += [r.message for r in results]
         state.waiting, state.cut, state.plans = [], [], None
-        for hook in self._points["after_calls"]:
+        for hook in reversed(self._points["after_calls"]):  # innermost first: the gate records what ran
             await hook.after_calls(run, results)
         for result in results:
             run.emit(ToolFinished(state.iteration, result))

@@ -305,7 +305,11 @@ class Executor:
         for plan in plans:
             if plan.held is not None and plan.answered is None:
                 plan.answer(envelope("error", error=NOT_HELD.format(name=plan.call.name)), "denied")
-        return await self.run_plans(plans)
+        results = await self.run_plans(plans)
+        for hook in reversed(ordered(self.hooks)):
+            if overrides(hook, "after_calls"):
+                await hook.after_calls(run, results)
+        return results
 
     def run_sync(self, calls: Iterable[Any]) -> list[ToolResult]:
         """`run` for code without an event loop (or inside Jupyter's)."""

@@ -59,6 +59,7 @@ class ApprovalState:
     saved_to: list[str] = field(default_factory=list, repr=False)  # files this paused run was saved to (this
     # process only: never read from a file)
     record: str | None = None  # the folder that records spent approvals across processes (saved runs)
+    ran: dict[str, Decision] = field(default_factory=dict, repr=False)  # approved calls of this reply that ran
 
 
 class Approvals(Hook):
@@ -190,17 +191,20 @@ class Approvals(Hook):
                             reason="the approval was used already")
             return _declined(plan.call, UNAPPROVED)
         state.spent.append(decision.bound_to)  # used once
+        state.ran[plan.call.id] = decision  # on record in after_calls, in call order, before anything else
         result = await proceed()
         if decision.action == "edit":
             result.content = EDITED.format(json.dumps(decision.arguments, ensure_ascii=False)) + result.content
-        if plan.run is not None:  # on record before anything else can fail (an event handler, say)
-            self._audit(plan.run, "executed" if result.ok else "failed", result.call, decision.arguments,
-                        by=decision.by, failure=result.failure)
         return result
 
     async def after_calls(self, run: Run, results: list[ToolResult]) -> None:
         state = _state(run)
-        state.decided, state.approvals = {}, {}
+        for result in results:  # the first after_calls hook to act (innermost first): before any event is said
+            decision = state.ran.pop(result.call.id, None)
+            if decision is not None:
+                self._audit(run, "executed" if result.ok else "failed", result.call, decision.arguments,
+                            by=decision.by, failure=result.failure)
+        state.decided, state.approvals, state.ran = {}, {}, {}
 
     # -- resuming -----------------------------------------------------------------------------
 
