@@ -62,10 +62,10 @@ from typing import Annotated, Any, Callable, Iterator, Literal, Protocol, Sequen
 
 from pydantic import AfterValidator, Field
 
-from ..arguments import NotAllowed
-from ..executor import ToolError
-from ..redaction import redact
-from ..tools import RUN_ID, Tool, tool
+from ...arguments import NotAllowed
+from ...executor import ToolError
+from ...redaction import redact
+from ...tools import RUN_ID, Tool, tool
 
 if sys.platform != "win32":
     import fcntl
