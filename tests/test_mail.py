@@ -285,7 +285,7 @@ def test_a_file_that_cannot_be_written_is_not_sent_and_may_be_tried_again(outbox
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(outbox.folder))
 
-    monkeypatch.setattr("mini_framework.builtin.mail.tool.tempfile.mkstemp", refuse)
+    monkeypatch.setattr("mini_framework.builtin.mail.backends.tempfile.mkstemp", refuse)
     ok, _, answer = one(send_email, **email())
     assert not ok and answer["error"] == ("the e-mail could not be saved in the outbox folder 'outbox' (Permission "
                                           "denied): nothing was sent; tell the user.")
