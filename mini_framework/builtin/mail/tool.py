@@ -87,7 +87,10 @@ def make_send_email(
 ) -> Tool:
     """The `send_email(to, subject, body)` tool, sending through `backend` (default: `Outbox()`, ./outbox).
 
-    allowed_recipients: exact addresses or "*@domain" patterns (domains in any case); None allows anyone.
+    allowed_recipients: exact addresses or "*@domain" patterns (domains in any case; a pattern matches that
+    domain only, not its subdomains); None allows anyone.
+    requires_approval: True, False, or a predicate of the validated arguments, e.g.
+    `lambda args: not is_internal(args.to, ["corp.example"])` (see addresses.is_internal).
     resend_after: seconds after which the same e-mail may go again; None (default): never, for this ledger.
 
     >>> send_email = make_send_email(allowed_recipients=["*@example.com"])
