@@ -22,8 +22,9 @@ The points, in the order a run meets them (every method is optional; the base cl
 
 Hooks run in the order given; `around_call` hooks nest, the first outermost, and `after_calls` unwinds
 them, innermost first. A hook with `last = True` (the approval gate) runs after all others in
-`before_calls`, innermost in `around_call` and first in `after_calls`: no hook order can skip it. Arguments are validated once per call, before `before_calls`: `plan.arguments` is
-what runs, and nothing validates them again.
+`before_calls`, innermost in `around_call` and first in `after_calls`: no hook order can skip it.
+Arguments are validated once per call, before `before_calls`: `plan.arguments` is what runs, and
+nothing validates them again.
 
 Features are folders beside the core; the Agent's keyword options (`stream=True`, `approver=...`) are
 shorthands that load a feature's hooks by its folder name (`feature("streaming")`). A folder that is

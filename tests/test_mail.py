@@ -19,7 +19,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
-from mini_framework import Executor, ToolCall
+from mini_framework import Executor, ToolCall, tool
 from mini_framework.approvals import Approvals
 from mini_framework.builtin.mail import (
     Entry,
@@ -29,6 +29,7 @@ from mini_framework.builtin.mail import (
     Outbox,
     SMTPSender,
     check_address,
+    is_internal,
     make_send_email,
     message_key,
 )
@@ -141,7 +142,7 @@ MALFORMED = [
     ("a@1.2.3.4", "not a domain name"),
     ("张三@example.com", "only plain ASCII addresses"),
     ("li@例子.中国", "only plain ASCII addresses"),
-    ("x" * 65 + "@example.com", "not a domain name"),
+    ("x" * 65 + "@example.com", "the local part 'xxxxx"),
 ]
 
 
@@ -226,6 +227,133 @@ def test_bad_options_are_refused_when_the_tool_is_made(options):
         make_send_email(Recorder(), **options)
 
 
+def test_a_local_part_over_64_characters_is_named_as_such_not_as_the_domain():
+    with pytest.raises(ValueError) as caught:
+        check_address("x" * 65 + "@example.com")
+    assert str(caught.value).startswith(f"the local part {'x' * 65!r} (before the @) is 65 characters, over the "
+                                        "limit of 64")
+    assert "domain" not in str(caught.value)
+    assert check_address("x" * 64 + "@example.com") == "x" * 64 + "@example.com"
+
+
+# ----------------------------------------------------------------------------- routed and disguised recipients
+
+# Local parts that some mail servers route on to another host, or deliver to a file or a program: the
+# percent hack (user%host@relay), UUCP bang paths (host!user@relay), "/file" and "|program" local parts.
+ROUTED = [
+    ("boss%attacker.example@corp.example", "'%'"),
+    ("attacker.example!boss@corp.example", "'!'"),
+    ("boss%attacker.example%corp.example@corp.example", "'%'"),
+    ("a!b!boss@corp.example", "'!'"),
+    ("/var/mail/boss@corp.example", "'/'"),
+    ("|mail.attacker.example@corp.example", "'|'"),
+]
+
+
+@pytest.mark.parametrize("address, char", ROUTED)
+def test_a_local_part_that_routes_elsewhere_is_refused_even_inside_the_allow_list(outbox, address, char):
+    with pytest.raises(ValueError, match="route"):
+        check_address(address)
+    send_email = make_send_email(outbox, allowed_recipients=["*@corp.example"])
+    ok, failure, answer = one(send_email, **email(to=address))
+    assert (ok, failure) == (False, "invalid_arguments")
+    assert f"contains {char}" in answer["error"] and "another mail server" in answer["error"]
+    assert not outbox.folder.exists()
+
+
+@pytest.mark.parametrize("address, says", [
+    ('"a@b"@corp.example', "not an e-mail address"),  # a quoted local part
+    ('"boss%attacker.example"@corp.example', "not an e-mail address"),
+    ('"boss"@corp.example', "not an e-mail address"),
+    ("@a.example,@b.example:x@corp.example", "source route"),  # route syntax (RFC 5321 4.1.2)
+    ("@attacker.example:boss@corp.example", "source route"),
+    ("=?utf-8?q?boss=40attacker.example?=@corp.example", "not an e-mail address"),  # an encoded word
+    ("boss@attacker.example@corp.example", "not an e-mail address"),
+    ("boss\\@attacker.example@corp.example", "not an e-mail address"),
+    ("boss(attacker.example)@corp.example", "not an e-mail address"),
+    ("boss@corp.example.", "not an e-mail address"),  # a trailing dot: refused, not treated as the same domain
+    ("boss@corp.example..", "not an e-mail address"),
+    ("boss@сorp.example", "only plain ASCII"),  # Cyrillic с
+    ("boss@corp.exаmple", "only plain ASCII"),  # Cyrillic а
+    ("boss＠corp.example", "only plain ASCII"),  # a fullwidth @
+    ("boss@ｃorp.example", "only plain ASCII"),  # a fullwidth c
+    ("boss@corp.example\u200b", "only plain ASCII"),  # a zero-width space
+    ("boss\u00a0@corp.example", "only plain ASCII"),  # a no-break space
+])
+def test_quoted_routed_and_look_alike_addresses_are_refused(outbox, address, says):
+    send_email = make_send_email(outbox, allowed_recipients=["*@corp.example"])
+    ok, failure, answer = one(send_email, **email(to=address))
+    assert (ok, failure) == (False, "invalid_arguments") and says in answer["error"]
+    assert not is_internal(address, ["corp.example"])
+    assert not outbox.folder.exists()
+
+
+@pytest.mark.parametrize("address, allowed", [
+    ("boss@corp.example", True),
+    ("Boss@CORP.Example", True),  # the domain in any case
+    ("boss@x.corp.example", False),  # a subdomain is another domain: list it too if it is meant
+    ("boss@evilcorp.example", False),
+    ("boss@corp.example.attacker.example", False),
+    ("boss@corp-example.attacker.example", False),
+    ("boss@xn--orp-8cd.example", False),  # сorp.example, Cyrillic с, in its xn-- form: another domain
+    ("boss+orders@corp.example", True),  # "+tag" stays in the same mailbox
+])
+def test_the_allow_list_and_is_internal_match_the_domain_exactly(outbox, address, allowed):
+    send_email = make_send_email(outbox, allowed_recipients=["*@Corp.Example"])
+    ok, failure, _ = one(send_email, **email(to=address))
+    assert ok is allowed and failure == (None if allowed else "invalid_arguments")
+    assert is_internal(address, ["corp.example"]) is allowed
+    assert is_internal(address, "CORP.example") is allowed  # one domain, as a string
+
+
+def test_an_idn_domain_is_allowed_in_its_xn_form_in_any_case(outbox):
+    send_email = make_send_email(outbox, allowed_recipients=["*@XN--fsqu00a.xn--fiqs8s"])
+    assert one(send_email, **email(to="li@xn--fsqu00a.XN--FIQS8S"))[0]
+    assert is_internal("li@XN--FSQU00A.xn--fiqs8s", ["xn--fsqu00a.xn--fiqs8s"])
+    with pytest.raises(ValueError, match="neither an address nor a pattern"):
+        make_send_email(outbox, allowed_recipients=["*@例子.中国"])
+
+
+@pytest.mark.parametrize("allowed", [["*@corp.example."], ["boss%x@corp.example"], ["*@corp.example,evil.example"]])
+def test_an_allow_list_entry_that_is_not_strictly_an_address_or_domain_is_refused(allowed):
+    with pytest.raises(ValueError, match="neither an address nor a pattern"):
+        make_send_email(Recorder(), allowed_recipients=allowed)
+
+
+@pytest.mark.parametrize("domains", [["@corp.example"], ["*@corp.example"], ["corp"], [""], [], ["corp.example."]])
+def test_is_internal_refuses_domains_that_are_not_domain_names(domains):
+    with pytest.raises(ValueError):
+        is_internal("boss@corp.example", domains)
+
+
+def test_is_internal_is_false_for_anything_that_is_not_one_strict_address():
+    for value in ["", "corp.example", "boss@corp.example, x@evil.example", "Boss <boss@corp.example>",
+                  "boss@corp.example\r\nBcc: x@evil.example", None, 42]:
+        assert is_internal(value, ["corp.example"]) is False  # type: ignore[arg-type]
+
+
+def test_the_documented_predicate_asks_for_routed_recipients_where_endswith_did_not():
+    """The predicate in the package docstring, on a hand-written tool that does not check `to` itself (as in
+    lesson 12): the endswith version lets a routed address through without asking; is_internal does not."""
+    internal = ["corp.example"]
+
+    @tool(name="send_email", requires_approval=lambda args: not is_internal(args.to, internal))
+    def send(to: str, subject: str, body: str) -> str:
+        return f"sent to {to}"
+
+    @tool(name="send_email", requires_approval=lambda args: not args.to.endswith("@corp.example"))
+    def naive(to: str, subject: str, body: str) -> str:
+        return f"sent to {to}"
+
+    routed = email(to="boss%attacker.example@corp.example")
+    assert naive.needs_approval(naive.validate(routed)) is False  # the hole in endswith
+    assert send.needs_approval(send.validate(routed)) is True
+    for address in ("attacker.example!boss@corp.example", '"x@attacker.example"@corp.example',
+                    "@attacker.example:boss@corp.example", "boss@evilcorp.example", "boss@corp.example."):
+        assert send.needs_approval(send.validate(email(to=address))) is True
+    assert send.needs_approval(send.validate(email(to="Boss@Corp.Example"))) is False
+
+
 # ----------------------------------------------------------------------------- the outbox
 
 def test_the_outbox_saves_a_real_eml_file_that_keeps_chinese_whole(outbox, here):
@@ -288,7 +416,7 @@ def test_a_file_that_cannot_be_written_is_not_sent_and_may_be_tried_again(outbox
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(outbox.folder))
 
-    monkeypatch.setattr("mini_framework.builtin.mail.tempfile.mkstemp", refuse)
+    monkeypatch.setattr("mini_framework.builtin.mail.backends.tempfile.mkstemp", refuse)
     ok, _, answer = one(send_email, **email())
     assert not ok and answer["error"] == ("the e-mail could not be saved in the outbox folder 'outbox' (Permission "
                                           "denied): nothing was sent; tell the user.")

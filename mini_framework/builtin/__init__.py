@@ -1,6 +1,6 @@
 """Built-in tools: ready-made tools built on the core and the features.
 
-    mail.py   a gated send_email over an outbox folder or SMTP
+    mail/     a gated send_email over an outbox folder or SMTP (addresses, compose, ledger, backends, tool)
 
 Needs: the core and the approvals feature.
 """
