@@ -1,6 +1,7 @@
 """Tools: a Python function plus what the model needs to call it (name, description, parameter schema).
 
-Two ways to make one, both ending in the same `Tool`:
+Two ways to make one, both ending in the same `Tool` (a third, `Tool.from_schema`, takes a JSON schema
+and a handler, e.g. an MCP server's tool: see schema_model.py):
 
     @tool                                   class WebSearch(Tool):
     async def get_weather(city: str):           name = "web_search"
@@ -39,6 +40,7 @@ from .arguments import drop_null_defaults, prepare
 from .concurrency import in_thread
 from .hooks import FeatureMissing, feature
 from .schema import ToolDefinitionError, function_schema, strict_schema
+from .schema_model import SchemaArguments, model_from_schema
 
 __all__ = ["FEATURE_OPTIONS", "RUN_ID", "Option", "Parameter", "Tool", "ToolDefinitionError", "ToolOptions",
            "ToolSettings", "as_tool", "tool", "tool_guidance"]
@@ -153,6 +155,39 @@ class Tool:
         self._is_method = _first_param(self.func) in ("self", "cls")
         if self.strict:
             _ = self.strict_json_schema  # build it now, so an impossible strict schema fails at decoration time
+
+    @classmethod
+    def from_schema(cls, name: str, description: str, parameters: dict[str, Any], handler: Callable[..., Any],
+                    **options: Unpack[ToolSettings]) -> Tool:
+        """A tool described by the JSON schema of its arguments (an MCP server's tool, an OpenAPI operation).
+
+        `handler` (sync or async, any callable) gets the validated arguments as keywords named as in the
+        schema (`**{"user-id": 7}`), as plain JSON values; `options` are @tool's (requires_approval=...,
+        timeout=...). What a schema may use: schema_model.py. The same repairs, coercions, errors, retry
+        budget, approval, media and spill as a @tool function.
+
+        >>> echo = Tool.from_schema("echo", "Repeat a text.", {
+        ...     "type": "object", "properties": {"text": {"type": "string"}, "times": {"type": "integer"}},
+        ...     "required": ["text"]}, lambda text, times=1: text * times)
+        >>> import asyncio; asyncio.run(echo.acall('{"text": "ab", "times": "二"}'))
+        'abab'
+        """
+        if not callable(handler):
+            raise TypeError(f"from_schema needs a handler function for {name!r}, not {handler!r:.60}")
+        if not isinstance(description, str):
+            raise ToolDefinitionError(f"{name}: the description must be a string, not {type(description).__name__}")
+        check_name(name)
+        model, shown = model_from_schema(name, parameters)
+        self = cls.__new__(cls)  # not __init__: that derives the schema from a signature
+        self.name, self.description, self.func = name, description, handler
+        self._apply(options)
+        self._use_schema(model, shown, list(model.model_fields))
+        self.parameters = [Parameter(f.alias or n, f.description or "", f.is_required())
+                           for n, f in model.model_fields.items()]  # by JSON name
+        self.is_async, self._is_method = _is_async(handler), False
+        if self.strict:
+            _ = self.strict_json_schema  # an impossible strict schema fails now, as for @tool
+        return self
 
     def _apply(self, options: Mapping[str, Any]) -> None:
         """Set the options given (the rest keep the class's values), then let each feature check its own."""
@@ -304,6 +339,8 @@ class Tool:
 
         Values are passed as validated: nested models stay models, "photo.png" is an ImgPath.
         """
+        if isinstance(validated, SchemaArguments):  # a from_schema tool: keywords by JSON name, JSON values
+            return [], validated.model_dump()
         values = validated.__dict__  # not getattr: a parameter named `json` would find the method
         args = [values[name] for name in self._positional]
         kwargs = {p.name: values[p.name] for p in self.parameters if p.name not in self._positional}
