@@ -60,86 +60,35 @@ from typing import TYPE_CHECKING, Any
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 # name -> the module that defines it, imported on first use (module __getattr__, PEP 562)
-_WHERE = {
-    "connect": ".connection",
-    "connect_async": ".connection",
-    "load_settings": ".connection",
-    "Connection": ".connection",
-    "Settings": ".connection",
-    "show": ".display",
-    "dump": ".display",
-    "tool": ".tools",
-    "Tool": ".tools",
-    "ToolOptions": ".tools",
-    "ToolDefinitionError": ".schema",
-    "Text": ".types",
-    "ImgPath": ".types",
-    "ImgUrl": ".types",
-    "prepare": ".arguments",
-    "ArgumentsError": ".arguments",
-    "redact": ".redaction",
-    "ToolCall": ".replies",
-    "read_reply": ".replies",
-    "ProviderError": ".replies",
-    "Executor": ".executor",
-    "ToolError": ".executor",
-    "ToolResult": ".executor",
-    "Hook": ".hooks",
-    "Plan": ".hooks",
-    "Request": ".hooks",
-    "Run": ".hooks",
-    "FeatureMissing": ".hooks",
-    "Agent": ".agent",
-    "RunResult": ".state",
-    "Usage": ".state",
-    "Event": ".events",
-    "ModelRequest": ".events",
-    "ModelResponse": ".events",
-    "ToolStarted": ".events",
-    "ToolFinished": ".events",
-    "CapReached": ".events",
-    "RunPaused": ".events",
-    "FinalAnswer": ".events",
-    "TextDelta": ".events",
-    "Verdict": ".approvals",
-    "Pending": ".approvals",
-    "Decision": ".approvals",
-    "AuditLog": ".approvals",
-    "SavedRunError": ".approvals",
-    "find_media": ".media",
-    "MediaStore": ".media",
-    "Media": ".media",
-    "MediaPolicy": ".media",
-    "MediaError": ".media",
-    "media_dir": ".media",
-    "Vision": ".media",
-    "image_input_for": ".media",
-    "ResultCache": ".budget",
-    "Price": ".budget",
-    "estimate_tokens": ".budget",
-    "count_tokens": ".budget",
-    "message_tokens": ".budget",
-    "trim_history": ".budget",
-    "Assembler": ".streaming",
-}
-
-__all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Connection", "Decision", "Event",
-           "Executor", "FeatureMissing", "FinalAnswer", "Hook", "ImgPath", "ImgUrl", "Media", "MediaError",
-           "MediaPolicy", "MediaStore", "ModelRequest", "ModelResponse", "Pending", "Plan", "Price", "ProviderError",
-           "Request", "ResultCache", "Run", "RunPaused", "RunResult", "SavedRunError", "Settings", "Text",
-           "TextDelta", "Tool", "ToolCall", "ToolDefinitionError", "ToolError", "ToolFinished", "ToolOptions",
-           "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect", "connect_async", "count_tokens",
-           "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
-           "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
+_WHERE = {name: module for module, names in {
+    ".connection": "connect connect_async load_settings Connection Settings",
+    ".display": "show dump",
+    ".tools": "tool Tool ToolOptions",
+    ".schema": "ToolDefinitionError",
+    ".types": "Text ImgPath ImgUrl",
+    ".arguments": "prepare ArgumentsError",
+    ".redaction": "redact",
+    ".replies": "ToolCall read_reply ProviderError",
+    ".executor": "Executor ToolError ToolResult",
+    ".hooks": "Hook Plan Request Run FeatureMissing",
+    ".agent": "Agent",
+    ".state": "RunResult Usage",
+    ".events": "Event ModelRequest ModelResponse ToolStarted ToolFinished CapReached RunPaused FinalAnswer TextDelta",
+    ".approvals": "Verdict Pending Decision AuditLog SavedRunError",
+    ".media": "find_media MediaStore Media MediaPolicy MediaError media_dir Vision image_input_for",
+    ".budget": "ResultCache Price estimate_tokens count_tokens message_tokens trim_history",
+    ".streaming": "Assembler",
+}.items() for name in names.split()}
+__all__ = sorted(_WHERE)
 
 if TYPE_CHECKING:  # what a type checker and an editor see; at run time, __getattr__ below
-    from .agent import Agent
-    from .approvals import AuditLog, Decision, Pending, SavedRunError, Verdict
-    from .arguments import ArgumentsError, prepare
-    from .budget import Price, ResultCache, count_tokens, estimate_tokens, message_tokens, trim_history
-    from .connection import Connection, Settings, connect, connect_async, load_settings
-    from .display import dump, show
-    from .events import (
+    from .agent import Agent  # noqa: F401
+    from .approvals import AuditLog, Decision, Pending, SavedRunError, Verdict  # noqa: F401
+    from .arguments import ArgumentsError, prepare  # noqa: F401
+    from .budget import Price, ResultCache, count_tokens, estimate_tokens, message_tokens, trim_history  # noqa: F401
+    from .connection import Connection, Settings, connect, connect_async, load_settings  # noqa: F401
+    from .display import dump, show  # noqa: F401
+    from .events import (  # noqa: F401
         CapReached,
         Event,
         FinalAnswer,
@@ -150,16 +99,16 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time, __getat
         ToolFinished,
         ToolStarted,
     )
-    from .executor import Executor, ToolError, ToolResult
-    from .hooks import FeatureMissing, Hook, Plan, Request, Run
-    from .media import Media, MediaError, MediaPolicy, MediaStore, Vision, find_media, image_input_for, media_dir
-    from .redaction import redact
-    from .replies import ProviderError, ToolCall, read_reply
-    from .schema import ToolDefinitionError
-    from .state import RunResult, Usage
-    from .streaming import Assembler
-    from .tools import Tool, ToolOptions, tool
-    from .types import ImgPath, ImgUrl, Text
+    from .executor import Executor, ToolError, ToolResult  # noqa: F401
+    from .hooks import FeatureMissing, Hook, Plan, Request, Run  # noqa: F401
+    from .media import Media, MediaError, MediaPolicy, MediaStore, Vision, find_media, image_input_for, media_dir  # noqa: F401
+    from .redaction import redact  # noqa: F401
+    from .replies import ProviderError, ToolCall, read_reply  # noqa: F401
+    from .schema import ToolDefinitionError  # noqa: F401
+    from .state import RunResult, Usage  # noqa: F401
+    from .streaming import Assembler  # noqa: F401
+    from .tools import Tool, ToolOptions, tool  # noqa: F401
+    from .types import ImgPath, ImgUrl, Text  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

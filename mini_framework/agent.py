@@ -54,7 +54,6 @@ import time
 from typing import Any, AsyncIterator, Callable, Iterable, Iterator
 
 from .concurrency import either_way, run_sync
-from .display import as_dict
 from .events import (
     CapReached,
     Event,
@@ -80,6 +79,7 @@ from .executor import (
 from .hooks import Hook, Plan, Request, Run, feature, overrides
 from .replies import ModelReply, ProviderError, ToolCall, read_reply
 from .state import RunResult, RunState, Usage
+from .text import as_dict
 from .tools import RUN_ID, Tool, tool_guidance
 
 __all__ = ["Agent", "RunResult", "RunState", "Usage"]

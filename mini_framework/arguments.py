@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from .display import quote
 from .numerals import parse_number
 from .schema import follow_ref, is_nullable, structured_branch
+from .text import quote
 
 if TYPE_CHECKING:
     from .tools import Tool

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .display import brief
 from .executor import ToolResult
 from .replies import ToolCall
+from .text import brief
 
 __all__ = ["CapReached", "Event", "FinalAnswer", "ModelRequest", "ModelResponse", "RunPaused", "TextDelta",
            "ToolFinished", "ToolStarted"]

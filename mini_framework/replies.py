@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .display import quote
+from .text import quote
 from .tools import NAME_PATTERN
 
 __all__ = ["ModelReply", "ProviderError", "ToolCall", "read_reply"]

@@ -13,10 +13,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .display import brief
 from .executor import ToolResult
 from .hooks import feature
 from .replies import ToolCall
+from .text import brief
 
 __all__ = ["RequestUsage", "RunResult", "RunState", "Usage"]
 

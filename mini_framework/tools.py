@@ -1,7 +1,7 @@
 """Tools: a Python function plus what the model needs to call it (name, description, parameter schema).
 
 Two ways to make one, both ending in the same `Tool` (a third, `Tool.from_schema`, takes a JSON schema
-and a handler, e.g. an MCP server's tool: see schema_model.py):
+and a handler, e.g. an MCP server's tool: see schemas/):
 
     @tool                                   class WebSearch(Tool):
     async def get_weather(city: str):           name = "web_search"
@@ -40,7 +40,6 @@ from .arguments import drop_null_defaults, prepare
 from .concurrency import in_thread
 from .hooks import FeatureMissing, feature
 from .schema import ToolDefinitionError, function_schema, strict_schema
-from .schema_model import SchemaArguments, model_from_schema
 
 __all__ = ["FEATURE_OPTIONS", "RUN_ID", "Option", "Parameter", "Tool", "ToolDefinitionError", "ToolOptions",
            "ToolSettings", "as_tool", "tool", "tool_guidance"]
@@ -152,6 +151,7 @@ class Tool:
         self.description = schema.description or _first_paragraph(type(self).__doc__ if func is None else None)
         self._use_schema(schema.params_model, schema.json_schema, list(schema.hints), schema.positional_only)
         self.is_async: bool = _is_async(self.func)  # sync functions run in a worker thread when invoked
+        self._by_json_name = False  # True for a from_schema tool: its handler gets JSON names and values
         self._is_method = _first_param(self.func) in ("self", "cls")
         if self.strict:
             _ = self.strict_json_schema  # build it now, so an impossible strict schema fails at decoration time
@@ -163,7 +163,7 @@ class Tool:
 
         `handler` (sync or async, any callable) gets the validated arguments as keywords named as in the
         schema (`**{"user-id": 7}`), as plain JSON values; `options` are @tool's (requires_approval=...,
-        timeout=...). What a schema may use: schema_model.py. The same repairs, coercions, errors, retry
+        timeout=...). What a schema may use: schemas/model.py. The same repairs, coercions, errors, retry
         budget, approval, media and spill as a @tool function.
 
         >>> echo = Tool.from_schema("echo", "Repeat a text.", {
@@ -177,14 +177,14 @@ class Tool:
         if not isinstance(description, str):
             raise ToolDefinitionError(f"{name}: the description must be a string, not {type(description).__name__}")
         check_name(name)
-        model, shown = model_from_schema(name, parameters)
+        model, shown = feature("schemas").model_from_schema(name, parameters)
         self = cls.__new__(cls)  # not __init__: that derives the schema from a signature
         self.name, self.description, self.func = name, description, handler
         self._apply(options)
         self._use_schema(model, shown, list(model.model_fields))
         self.parameters = [Parameter(f.alias or n, f.description or "", f.is_required())
                            for n, f in model.model_fields.items()]  # by JSON name
-        self.is_async, self._is_method = _is_async(handler), False
+        self.is_async, self._is_method, self._by_json_name = _is_async(handler), False, True
         if self.strict:
             _ = self.strict_json_schema  # an impossible strict schema fails now, as for @tool
         return self
@@ -339,7 +339,7 @@ class Tool:
 
         Values are passed as validated: nested models stay models, "photo.png" is an ImgPath.
         """
-        if isinstance(validated, SchemaArguments):  # a from_schema tool: keywords by JSON name, JSON values
+        if self._by_json_name:  # a from_schema tool: keywords by JSON name, JSON values
             return [], validated.model_dump()
         values = validated.__dict__  # not getattr: a parameter named `json` would find the method
         args = [values[name] for name in self._positional]

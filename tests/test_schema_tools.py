@@ -12,7 +12,7 @@ from mini_framework.arguments import ArgumentsError, prepare
 from mini_framework.budget import SpillHook
 from mini_framework.budget.cache import ResultCache
 from mini_framework.schema import ToolDefinitionError
-from mini_framework.schema_model import MAX_DEPTH, MAX_NODES, model_from_schema
+from mini_framework.schemas import MAX_DEPTH, MAX_NODES, model_from_schema
 from mini_framework.tools import Tool
 from tests.test_agent import ScriptedClient
 from tests.test_approvals import calls, tool_messages

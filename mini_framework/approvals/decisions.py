@@ -20,7 +20,7 @@ Deny by default: a gated call with no decision when the run resumes is declined 
 it"); an approver that raises, returns None, or returns anything but True declines. An approval can
 expire (`approve(valid_for=seconds)`): past its time it is declined, not run.
 
-What a person is shown is what it is: ids, names and values pass through `visible()` (display.py), so an
+What a person is shown is what it is: ids, names and values pass through `visible()` (text.py), so an
 id holding line breaks or terminal escapes cannot draw a harmless call over the real one.
 """
 from __future__ import annotations
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
 
 from pydantic import BaseModel
 
-from ..display import visible
 from ..replies import ToolCall
+from ..text import visible
 
 if TYPE_CHECKING:
     from ..tools import Tool

@@ -17,65 +17,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from ..text import as_dict
+
 MAX_TEXT = 2_000  # characters of one message shown before eliding the rest
-
-
-def quote(value: Any, limit: int = 60) -> str:
-    """`value` as JSON on one line, cut to about `limit` characters; never raises, whatever the value.
-
-    >>> quote("北京"), quote("x" * 100, 5), quote([1, 2, 3, 4], 8)
-    ('"北京"', '"xxxxx…" (100 characters)', '[1, 2, 3…')
-    """
-    if isinstance(value, str) and len(value) > limit:  # cut first: a 1 MB string is never encoded whole
-        return json.dumps(value[:limit], ensure_ascii=False)[:-1] + f'…" ({len(value)} characters)'
-    if hasattr(value, "model_dump"):
-        try:
-            value = value.model_dump(warnings=False)
-        except Exception:
-            value = repr(value)
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (ValueError, TypeError, RecursionError):
-        text = "(nested too deeply to show)"
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def visible(text: str) -> str:
-    r"""Text from a model or a provider, safe to show a person: every character that moves the cursor, hides
-    itself or reorders what follows (control characters, ANSI escapes, line and paragraph separators, bidi
-    overrides, zero-width characters) is shown as its \u escape, so what is shown is what it is.
-
-    >>> print(visible("call_1\x1b[2K\rsend_email(to='boss')"), visible("invoice\u202egpj.exe"), visible("北京"))
-    call_1\u001b[2K\u000dsend_email(to='boss') invoice\u202egpj.exe 北京
-    """
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
-                   for ch in text)
-
-
-def brief(value: Any, limit: int = 80) -> str:
-    """`value` on one line for people: a string as it is (whitespace collapsed), anything else as JSON.
-
-    >>> brief('{"city":  "北京"}'), brief({"a": 1}), brief("x" * 100, 10)
-    ('{"city": "北京"}', '{"a": 1}', 'xxxxxxxxx…')
-    """
-    text = value if isinstance(value, str) else quote(value, limit=limit * 4)
-    text = " ".join(text[: limit * 4].split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def as_dict(message: Any) -> dict[str, Any]:
-    """A message as a plain dict, whether it is a dict or an SDK model.
-
-    >>> as_dict({"role": "user", "content": "hi"})["content"]
-    'hi'
-    """
-    if isinstance(message, dict):
-        return message
-    if hasattr(message, "model_dump"):
-        return message.model_dump(exclude_none=True)
-    raise TypeError(f"not a chat message: {type(message).__name__}")
 
 
 def content_text(content: Any) -> str:

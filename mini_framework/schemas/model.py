@@ -59,7 +59,7 @@ from pydantic import (
     model_serializer,
 )
 
-from .schema import ToolDefinitionError
+from ..schema import ToolDefinitionError
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "SchemaArguments", "model_from_schema"]
 
