@@ -18,7 +18,6 @@ feature):
     show, dump                                 conversations and JSON, readable                     display
     tool, Tool, ToolOptions                    Python functions (or JSON schemas) as tools          tools
     ToolDefinitionError                        a function that cannot become a tool                 schema
-    Text, ImgPath, ImgUrl                      values that are more than a string                   types
     prepare, ArgumentsError                    untrusted arguments: repaired, coerced, explained    arguments
     redact                                     no secrets or paths in what a model reads            redaction
     ToolCall, read_reply, ProviderError        a model's reply, read and repaired                   replies
@@ -33,9 +32,10 @@ feature):
     Verdict, Pending, Decision, AuditLog,      a person's decision before a call runs; saved runs   approvals
       SavedRunError
   media/ (feature)
-    find_media, MediaStore, Media,             images tools return: checked, registered, delivered  media
-      MediaPolicy, MediaError, media_dir,
-      Vision, image_input_for
+    Text, ImgPath, ImgUrl, find_media,         images tools take and return: checked, registered,   media
+      MediaStore, Media, MediaPolicy,          delivered
+      MediaError, media_dir, Vision,
+      image_input_for
   budget/ (feature)
     ResultCache, Price, estimate_tokens,       tokens, spill, trimming, cache, cost                 budget
       count_tokens, message_tokens,
@@ -65,7 +65,6 @@ _WHERE = {name: module for module, names in {
     ".display": "show dump",
     ".tools": "tool Tool ToolOptions",
     ".schema": "ToolDefinitionError",
-    ".types": "Text ImgPath ImgUrl",
     ".arguments": "prepare ArgumentsError",
     ".redaction": "redact",
     ".replies": "ToolCall read_reply ProviderError",
@@ -75,7 +74,7 @@ _WHERE = {name: module for module, names in {
     ".state": "RunResult Usage",
     ".events": "Event ModelRequest ModelResponse ToolStarted ToolFinished CapReached RunPaused FinalAnswer TextDelta",
     ".approvals": "Verdict Pending Decision AuditLog SavedRunError",
-    ".media": "find_media MediaStore Media MediaPolicy MediaError media_dir Vision image_input_for",
+    ".media": "Text ImgPath ImgUrl find_media MediaStore Media MediaPolicy MediaError media_dir Vision image_input_for",
     ".budget": "ResultCache Price estimate_tokens count_tokens message_tokens trim_history",
     ".streaming": "Assembler",
 }.items() for name in names.split()}
@@ -101,14 +100,25 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time, __getat
     )
     from .executor import Executor, ToolError, ToolResult  # noqa: F401
     from .hooks import FeatureMissing, Hook, Plan, Request, Run  # noqa: F401
-    from .media import Media, MediaError, MediaPolicy, MediaStore, Vision, find_media, image_input_for, media_dir  # noqa: F401
+    from .media import (  # noqa: F401
+        ImgPath,
+        ImgUrl,
+        Media,
+        MediaError,
+        MediaPolicy,
+        MediaStore,
+        Text,
+        Vision,
+        find_media,
+        image_input_for,
+        media_dir,
+    )
     from .redaction import redact  # noqa: F401
     from .replies import ProviderError, ToolCall, read_reply  # noqa: F401
     from .schema import ToolDefinitionError  # noqa: F401
     from .state import RunResult, Usage  # noqa: F401
     from .streaming import Assembler  # noqa: F401
     from .tools import Tool, ToolOptions, tool  # noqa: F401
-    from .types import ImgPath, ImgUrl, Text  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

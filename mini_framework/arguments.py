@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from .numerals import parse_number
+from .hooks import FeatureMissing, feature
 from .schema import follow_ref, is_nullable, structured_branch
 from .text import quote
 
@@ -400,7 +400,7 @@ def _number(value: Any, whole: bool) -> Any:
     [12000, 42, 12, 3, '三点五', 3.5, '12abc']
     """
     if isinstance(value, str) and len(value) <= 100:  # number words are short; long text is not one
-        parsed = parse_number(value)
+        parsed = _number_words(value)
         if parsed is None or not math.isfinite(parsed) or (whole and parsed != int(parsed)):
             return value
         value = parsed
@@ -632,3 +632,14 @@ def prepare_with_repairs(tool: Tool, raw: Any) -> tuple[BaseModel, list[str]]:
         raise ArgumentsError(*_report(exc, tool.name, data, schema)) from None
     except RecursionError:  # a recursive model nested hundreds deep
         raise _not_json("nested too deeply", "", schema) from None
+
+
+def _number_words(text: str) -> Any:
+    """`text` as a number by the numerals feature ("一百二十三" -> 123), or None (also when it is not copied)."""
+    try:
+        return feature("numerals").parse_number(text)
+    except FeatureMissing:
+        return float(text) if _DIGITS.fullmatch(text.strip()) else None
+
+
+_DIGITS = re.compile(r"[+-]?\d+(\.\d+)?")

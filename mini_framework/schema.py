@@ -49,8 +49,6 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 from typing_extensions import is_typeddict  # knows both TypedDicts; ships with Pydantic
 
-from .types import ImgPath, ImgUrl, Text
-
 
 class ToolDefinitionError(TypeError):
     """A function that cannot become a tool; the message names the parameter, the reason and the fix."""
@@ -141,8 +139,7 @@ def parse_docstring(doc: str | None) -> Docstring:
 
 # ----------------------------------------------------------------------------- type checks
 
-_SCALARS = {str, int, float, bool, type(None), Text, ImgPath, ImgUrl, Path,
-            datetime.date, datetime.datetime, datetime.time, uuid.UUID}
+_SCALARS = {str, int, float, bool, type(None), Path, datetime.date, datetime.datetime, datetime.time, uuid.UUID}
 _REFUSED = {
     tuple: "JSON has no tuples; use list[T], or a Pydantic model with named fields",
     set: "JSON has no sets; use list[T] (and de-duplicate inside the function)",
@@ -152,7 +149,13 @@ _REFUSED = {
     object: "`object` says nothing about the value; use a concrete type, or typing.Any for any JSON value",
 }
 _SUPPORTED = ("str, int, float, bool, list[T], dict[str, V], Optional[T], Literal[...], an Enum, "
-              "a Pydantic model, a dataclass, a TypedDict, Text, ImgPath or ImgUrl")
+              "a Pydantic model, a dataclass, a TypedDict, or a type that describes itself to Pydantic "
+              "(Text, ImgPath, ImgUrl)")
+
+
+def _describes_itself(hint: Any) -> bool:
+    """A class (not a model) that says how Pydantic checks it: one value, e.g. ImgPath, ImgUrl, Text."""
+    return isinstance(hint, type) and not issubclass(hint, BaseModel) and "__get_pydantic_core_schema__" in dir(hint)
 
 
 def check_type(hint: Any, where: str, _seen: set[type] | None = None) -> None:
@@ -168,7 +171,7 @@ def check_type(hint: Any, where: str, _seen: set[type] | None = None) -> None:
     origin, args = get_origin(hint), get_args(hint)
     if origin is Annotated:
         return check_type(args[0], where, seen)
-    if hint is Any or hint in _SCALARS or hint in (list, dict):
+    if hint is Any or hint in _SCALARS or hint in (list, dict) or _describes_itself(hint):
         return
     if origin in (Union, types.UnionType, list):
         for arg in args:

@@ -19,12 +19,12 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field, ValidationError
 from typing_extensions import TypedDict
 
+import mini_framework.media.types as types_module
 import mini_framework.schema as schema_module
-import mini_framework.types as types_module
 from mini_framework.arguments import drop_null_defaults
+from mini_framework.media.types import ImgPath, ImgUrl, Text
 from mini_framework.schema import ToolDefinitionError, clean_schema, parse_docstring, strict_schema
 from mini_framework.tools import tool
-from mini_framework.types import ImgPath, ImgUrl, Text
 
 EMPTY = inspect.Parameter.empty
 

@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field, ValidationError
 import mini_framework.schema as schema_module
 import mini_framework.tools as tools_module
 from mini_framework.arguments import ArgumentsError
+from mini_framework.media.types import ImgPath, ImgUrl, Text
 from mini_framework.tools import Parameter, Tool, ToolDefinitionError, as_tool, tool, tool_guidance
-from mini_framework.types import ImgPath, ImgUrl, Text
 
 SPEC_CANDIDATES = [Path(__file__).resolve().parent / "openapi" / "chat_schemas.json",
                    Path(__file__).resolve().parents[2] / "shared" / "reference" / "openai-openapi.json"]

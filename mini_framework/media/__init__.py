@@ -1,5 +1,6 @@
 """Media (a feature): images that tools return, found, checked, registered, and delivered to the model.
 
+    types.py     ImgPath, ImgUrl, Text: values a tool takes or returns that are more than a string
     images.py    format and pixel size sniffed from the bytes
     sources.py   where images may come from: allowed folders, public http(s) URLs (SSRF-safe fetch)
     store.py     images found in tool results, registered under a media_id
@@ -15,6 +16,10 @@ from typing import Any
 
 # name -> the module of this folder that defines it; imported on first use (module __getattr__, PEP 562)
 _WHERE = {
+    "ImgPath": ".types",
+    "ImgUrl": ".types",
+    "Text": ".types",
+    "Detail": ".types",
     "MediaHook": ".hook",
     "hooks_for": ".hook",
     "MediaError": ".sources",

@@ -33,9 +33,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..types import Detail, ImgPath, ImgUrl, Text
 from .images import ImageInfo, sniff
 from .sources import MediaError, MediaPolicy, fetch_url, read_data_url, read_path
+from .types import Detail, ImgPath, ImgUrl, Text
 
 __all__ = ["IMAGE_SUFFIXES", "Media", "MediaError", "MediaStore", "find_media"]
 
