@@ -14,9 +14,10 @@ from openai import AsyncOpenAI, OpenAI
 from openai._models import construct_type
 from openai.types.chat import ChatCompletionChunk
 
+from course.sse import read_sse
 from mini_framework.practice import PracticeServer
 from mini_framework.replies import ProviderError, read_reply
-from mini_framework.streaming.assembler import QUIRKS, Assembler, Piece, StreamError, assemble, complete, read_sse
+from mini_framework.streaming.assembler import QUIRKS, Assembler, Piece, StreamError, assemble, complete
 
 WEATHER_TOOL = {"type": "function", "function": {
     "name": "get_weather", "description": "Current weather in a city.",

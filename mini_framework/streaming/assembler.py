@@ -32,8 +32,9 @@ Real providers deviate from OpenAI's shape, each in its own way. `QUIRKS` lists 
 deviation, with where the shape was recorded. A row with a fix repairs each chunk before it is
 added up (`on_piece`) or the whole reply at the end (`at_end`); a row without one documents what
 the assembler's reading already copes with (null fields, a repeated header, usage on every chunk).
-`Assembler(quirks=())` turns the repairs off, to see what each one is for. `read_sse` turns raw
-server-sent-event bytes into chunks, for code that reads the HTTP stream itself.
+`Assembler(quirks=())` turns the repairs off, to see what each one is for. Chunks come from the SDK's
+stream (or, for code that reads the HTTP stream itself, from its server-sent events' data lines as
+dicts).
 
 Concessions: one choice (`n=1`; choices other than index 0 are ignored); `refusal`, the legacy
 `function_call`, `logprobs` and provider extras other than `reasoning_content` are not kept (as in
@@ -43,15 +44,14 @@ multi-byte character in two before it writes the JSON (sending U+FFFD) has alrea
 """
 from __future__ import annotations
 
-import codecs
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, TypeGuard
+from typing import Any, Callable, Iterable, TypeGuard
 
 from ..replies import ProviderError, _arguments_text, _as_dict, _field
 
-__all__ = ["QUIRKS", "Assembler", "Piece", "Quirk", "Slot", "StreamError", "assemble", "complete", "read_sse"]
+__all__ = ["QUIRKS", "Assembler", "Piece", "Quirk", "Slot", "StreamError", "assemble", "complete"]
 
 
 class StreamError(ProviderError):
@@ -580,54 +580,3 @@ QUIRKS: tuple[Quirk, ...] = (
           "https://github.com/Younis-Ahmed/qwen-ai-provider/pull/7"),
 )
 """Each provider deviation, where it was recorded, and how it is repaired (see the comment on each row)."""
-
-
-# ----------------------------------------------------------------------------- raw server-sent events
-
-
-def read_sse(blocks: Iterable[bytes | str]) -> Iterator[dict[str, Any]]:
-    """The chunks of a raw event stream, split anywhere (inside a UTF-8 character too), up to `data: [DONE]`.
-
-    Comments (`: keep-alive`) and empty events are skipped; an event cut off by the end of the stream
-    (no blank line after it) is dropped, as the SSE standard says. A `data:` line that is not JSON
-    raises StreamError quoting it. (The OpenAI SDK raises `json.JSONDecodeError` from its iterator for
-    such a line, after the chunks before it, and an `openai.APIError` for an `{"error": ...}` event.)
-
-    >>> stream = 'data: {"choices": []}\\n\\n: keep-alive\\n\\ndata: [DONE]\\n\\n'.encode()
-    >>> list(read_sse([stream[:9], stream[9:]]))
-    [{'choices': []}]
-    """
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    pending, data = "", []
-    for block in blocks:
-        try:
-            pending += block if isinstance(block, str) else decoder.decode(block)
-        except UnicodeDecodeError as error:
-            raise StreamError("the stream is not UTF-8", repr(block[max(0, error.start - 20):error.end + 20])) from None
-        held = "\r" if pending.endswith("\r") else ""  # maybe the first half of a \r\n
-        *lines, pending = re.split(r"\r\n|\r|\n", pending[:len(pending) - len(held)])
-        pending += held
-        for line in lines:
-            if line:
-                name, _, value = line.partition(":")
-                if name == "data":
-                    data.append(value[1:] if value.startswith(" ") else value)
-                continue
-            event, data = "\n".join(data), []
-            if event == "[DONE]":
-                return
-            if event:
-                yield _sse_json(event)
-
-
-def _sse_json(event: str) -> dict[str, Any]:
-    """One event's data as a chunk; StreamError if it is not a JSON object or carries an error."""
-    try:
-        chunk = json.loads(event)
-    except (ValueError, RecursionError):
-        raise StreamError("a data line of the stream is not JSON", "data: " + event) from None
-    if not isinstance(chunk, dict):
-        raise StreamError("a data line of the stream is not a JSON object", "data: " + event)
-    if chunk.get("error"):
-        raise StreamError("the stream carried an error", chunk["error"])
-    return chunk
