@@ -8,6 +8,7 @@ import itertools
 import json
 import random
 import threading
+import time
 
 import pytest
 from openai import AsyncOpenAI, OpenAI
@@ -787,3 +788,73 @@ def test_a_reply_cut_by_max_tokens_inside_the_arguments_is_length(practice, max_
     assembler, _ = streamed_reply(client, **params)
     streamed = read_reply(assembler.finish())
     assert streamed.finish_reason == plain.finish_reason == "length" and streamed.message == plain.message
+
+
+# ----------------------------------------------------------------------------- hostile streams: linear time
+
+
+def best_of(run, repetitions: int = 3) -> float:
+    """The shortest of a few timed runs (perf_counter), the least disturbed by other work on the machine."""
+    times = []
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def growth(run, small: int, large: int) -> float:
+    """How much longer `run(large)` takes than `run(small)`: about large/small if linear, its square if quadratic."""
+    run(small)  # warm up
+    return best_of(lambda: run(large)) / best_of(lambda: run(small))
+
+
+def feed_all(stream) -> dict:
+    assembler = Assembler()
+    for c in stream:
+        assembler.feed(c)
+    return assembler.finish()
+
+
+def many_fragments(count: int, shape: str) -> list[dict]:
+    """One call in `count` fragments: index-less with the name repeated on each (the header quirk on top of the
+    index-less one), or at index 0 with a new id and the name on each (vLLM's harmony path)."""
+    if shape == "no index":
+        head = {"id": "call_0", "type": "function", "function": {"name": "write", "arguments": '{"text": "'}}
+        body = [{"function": {"name": "write", "arguments": "ab "}} for _ in range(count)]
+        tail = {"function": {"arguments": '"}'}}
+    else:
+        head = header(0, "id-0", "write", '{"text": "')
+        body = [{"index": 0, "id": f"id-{n + 1}", "function": {"name": "write", "arguments": "ab "}} for n in range(count)]
+        tail = fragment(0, '"}')
+    return [calls(head), *(calls(d) for d in body), calls(tail), chunk({}, "tool_calls")]
+
+
+@pytest.mark.parametrize("shape", ["no index", "a new id on each"])
+def test_many_fragments_are_scanned_once_and_joined_only_at_the_end(monkeypatch, shape):
+    from mini_framework.streaming import assembler as module
+
+    scanned, joined = [], []
+    real_scan, real_join = module.scan, module.Slot.arguments.fget
+
+    def counting_scan(text, state=(0, False, False)):
+        scanned.append(len(text))
+        return real_scan(text, state)
+
+    def counting_join(slot):
+        joined.append(len(slot.parts))
+        return real_join(slot)
+
+    monkeypatch.setattr(module, "scan", counting_scan)
+    monkeypatch.setattr(module.Slot, "arguments", property(counting_join))
+    reply = feed_all(many_fragments(5_000, shape))
+    arguments = arguments_of(reply)
+    assert arguments == ['{"text": "' + "ab " * 5_000 + '"}']
+    assert sum(scanned) <= 3 * len(arguments[0])  # each fragment as it comes, the whole once at the end
+    assert len(joined) <= 10  # by finish() and the rows at the end, not once a chunk
+
+
+@pytest.mark.parametrize("shape", ["no index", "a new id on each"])
+def test_many_fragments_take_linear_time(shape):
+    streams = {n: many_fragments(n, shape) for n in (10_000, 20_000)}
+    assert growth(lambda n: feed_all(streams[n]), 10_000, 20_000) < 3.2  # about 2; a quadratic reading is about 4

@@ -103,17 +103,30 @@ class Slot:
     id: str = ""
     name: str = ""
     parts: list[str] = field(default_factory=list)
-    _scanned: tuple[int, Scan] = field(default=(0, (0, False, False)), repr=False, compare=False)
-    """How many fragments `closed()` has scanned, and where its scan stopped."""
+    _scanned: tuple[int, Scan, bool] = field(default=(0, (0, False, False), False), repr=False, compare=False)
+    """How many fragments `scanned()` has read, where its scan stopped, and whether one was not blank."""
 
     @property
     def arguments(self) -> str:
-        """The fragments so far, joined."""
+        """The fragments so far, joined (a copy each time: for the end, not for every chunk)."""
         return "".join(self.parts)
 
     def keep(self, arguments: str) -> None:
         """Replace the fragments by whole arguments (a repair at the end)."""
-        self.parts, self._scanned = [arguments], (0, (0, False, False))
+        self.parts, self._scanned = [arguments], (0, (0, False, False), False)
+
+    def scanned(self) -> tuple[Scan, bool]:
+        """Where a scan of the arguments so far stops, and whether they are more than blanks; each fragment is
+        read once, however often this is asked (a stream of many fragments stays linear).
+
+        >>> Slot(0, parts=[" ", '{"a": [']).scanned()
+        ((2, False, False), True)
+        """
+        done, state, text = self._scanned
+        for part in self.parts[done:]:
+            state, text = scan(part, state), text or bool(part.strip())
+        self._scanned = (len(self.parts), state, text)
+        return state, text
 
     def closed(self) -> bool:
         """Whether the arguments so far end where a JSON value can end (scanning only new fragments).
@@ -122,11 +135,7 @@ class Slot:
         >>> slot.closed(), slot.parts.append('京"}'), slot.closed()
         (False, None, True)
         """
-        done, state = self._scanned
-        for part in self.parts[done:]:
-            state = scan(part, state)
-        self._scanned = (len(self.parts), state)
-        return is_closed(state)
+        return is_closed(self.scanned()[0])
 
 
 class Assembler:
@@ -145,6 +154,8 @@ class Assembler:
         self.quirks = tuple(QUIRKS if quirks is None else quirks)
         self.slots: dict[int, Slot] = {}  # by index
         self.alias: dict[int, int] = {}  # an index a provider reused -> the slot its latest call went to
+        self.ids: dict[str, int] = {}  # each call's (first) id -> its index, kept as slots get them
+        self.top = -1  # the highest index in use (-1: none yet)
         self.finish_reason: str | None = None
         self.usage: Any = None
         self.repairs: list[str] = []  # what was repaired, as in ModelReply.repairs
@@ -152,6 +163,7 @@ class Assembler:
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._saw_text = False
+        self._noted: set[str] = set()  # the repairs noted, to look up without a search
 
     @property
     def text(self) -> str:
@@ -185,10 +197,14 @@ class Assembler:
             index = delta.get("index")
             if not _is_index(index):
                 raise StreamError("a tool call delta has no index", delta)
-            slot = self.slots.setdefault(index, Slot(index))
+            slot = self.slots.get(index)
+            if slot is None:
+                slot = self.slots[index] = Slot(index)
+                self.top = max(self.top, index)
             function = delta.get("function") or {}
             if isinstance(delta.get("id"), str) and delta["id"] and not slot.id:
                 slot.id = delta["id"]  # the first id given; later ones are repeats or noise
+                self.ids[slot.id] = index
             if isinstance(function.get("name"), str) and function["name"] and not slot.name:
                 slot.name = function["name"]
             arguments = function.get("arguments")
@@ -243,7 +259,8 @@ class Assembler:
 
     def note(self, repair: str) -> None:
         """Record a repair once (a quirk on every chunk is one repair)."""
-        if repair and repair not in self.repairs:
+        if repair and repair not in self._noted:
+            self._noted.add(repair)
             self.repairs.append(repair)
 
 
@@ -359,33 +376,37 @@ def _missing_index(piece: Piece, assembler: Assembler) -> str:
     """
     if all(_is_index(d.get("index")) for d in piece.calls):
         return ""
-    known = {s.id: s.index for s in assembler.slots.values() if s.id}
-    taken = set(assembler.slots)
-    last = max(assembler.slots, default=None)
+    known: dict[str, int] = {}  # ids first seen in this piece (the assembler keeps the earlier ones: no search)
+    top = assembler.top  # the highest index in use
+    last = top if assembler.slots else None
     for delta in piece.calls:
         if not _is_index(delta.get("index")):
             call_id = delta.get("id") if isinstance(delta.get("id"), str) and delta.get("id") else None
             name = (delta.get("function") or {}).get("name")
-            if call_id in known:
-                delta["index"] = known[call_id]
+            seen = known.get(call_id, assembler.ids.get(call_id)) if call_id else None
+            if seen is not None:
+                delta["index"] = seen
             elif last is None or call_id or (name and _done(assembler, piece, last)):
-                delta["index"] = max(taken, default=-1) + 1
+                delta["index"] = top + 1
             else:
                 delta["index"] = last
             if call_id:
                 known[call_id] = delta["index"]
         last = delta["index"]
-        taken.add(last)
+        top = max(top, last)
     return "tool call deltas without an index: placed by their id and name"
 
 
 def _done(assembler: Assembler, piece: Piece, index: int) -> bool:
-    """Whether the call at `index` has a name and complete, non-empty arguments (counting this piece's deltas)."""
+    """Whether the call at `index` has a name and complete, non-empty arguments (counting this piece's deltas);
+    what the slot has is scanned once, not joined again for every piece."""
     slot = assembler.slots.get(index, Slot(index))
     here = [d.get("function") or {} for d in piece.calls if d.get("index") == index]
     name = slot.name or next((f["name"] for f in here if f.get("name")), "")
-    text = slot.arguments + "".join(f["arguments"] for f in here if isinstance(f.get("arguments"), str))
-    return bool(name) and bool(text.strip()) and complete(text)
+    state, text = slot.scanned()
+    for arguments in (f["arguments"] for f in here if isinstance(f.get("arguments"), str)):
+        state, text = scan(arguments, state), text or bool(arguments.strip())
+    return bool(name) and text and is_closed(state)
 
 
 def _is_index(value: Any) -> TypeGuard[int]:
@@ -415,10 +436,9 @@ def _new_id_at_index(piece: Piece, assembler: Assembler) -> str:
         if slot is None or not slot.id or not isinstance(call_id, str) or not call_id or call_id == slot.id:
             continue
         function = delta.get("function") or {}
-        if function.get("name") and function.get("arguments") and slot.arguments.strip() and slot.closed():
-            used = [*assembler.slots, *assembler.alias.values(), *(d["index"] for d in piece.calls
-                                                                     if _is_index(d.get("index")))]
-            assembler.alias[sent] = delta["index"] = max(used) + 1
+        if function.get("name") and function.get("arguments") and slot.scanned()[1] and slot.closed():
+            used = max(assembler.top, *(d["index"] for d in piece.calls if _is_index(d.get("index"))))
+            assembler.alias[sent] = delta["index"] = used + 1
             notes.append(f"tool_calls index {sent} was used again for a new call (id {call_id!r}): placed at "
                          f"index {delta['index']}")
         else:
