@@ -9,6 +9,7 @@ is for the tests, the benchmarks and lesson 11, which look at the bytes on the w
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import re
 from typing import Any, Iterable, Iterator
@@ -16,6 +17,8 @@ from typing import Any, Iterable, Iterator
 from mini_framework.streaming.assembler import StreamError
 
 __all__ = ["read_sse"]
+
+_BREAK = re.compile(r"\r\n|\r|\n")  # a line ends at any of the three (the SSE standard)
 
 
 def read_sse(blocks: Iterable[bytes | str]) -> Iterator[dict[str, Any]]:
@@ -31,18 +34,26 @@ def read_sse(blocks: Iterable[bytes | str]) -> Iterator[dict[str, Any]]:
     [{'choices': []}]
     """
     decoder = codecs.getincrementaldecoder("utf-8")()
-    pending, data = "", []
+    line = io.StringIO()  # the start of a line not ended yet (a long line in small reads: each read copied once)
+    data: list[str] = []  # the data lines of the event so far
+    after_cr = False  # the text so far ends with "\r": a "\n" first in the next read is part of that line break
     for block in blocks:
         try:
-            pending += block if isinstance(block, str) else decoder.decode(block)
+            text = block if isinstance(block, str) else decoder.decode(block)
         except UnicodeDecodeError as error:
             raise StreamError("the stream is not UTF-8", repr(block[max(0, error.start - 20):error.end + 20])) from None
-        held = "\r" if pending.endswith("\r") else ""  # maybe the first half of a \r\n
-        *lines, pending = re.split(r"\r\n|\r|\n", pending[:len(pending) - len(held)])
-        pending += held
-        for line in lines:
-            if line:
-                name, _, value = line.partition(":")
+        if not text:
+            continue  # a read that ended inside a character
+        if after_cr and text.startswith("\n"):
+            text = text[1:]
+        after_cr = text.endswith("\r")
+        *ended, rest = _BREAK.split(text)  # only this read's text: the earlier pieces are not split again
+        for piece in ended:
+            if line.tell():
+                line.write(piece)
+                piece, line = line.getvalue(), io.StringIO()
+            if piece:
+                name, _, value = piece.partition(":")
                 if name == "data":
                     data.append(value[1:] if value.startswith(" ") else value)
                 continue
@@ -51,6 +62,7 @@ def read_sse(blocks: Iterable[bytes | str]) -> Iterator[dict[str, Any]]:
                 return
             if event:
                 yield _sse_json(event)
+        line.write(rest)
 
 
 def _sse_json(event: str) -> dict[str, Any]:

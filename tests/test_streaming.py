@@ -577,6 +577,20 @@ def test_read_sse_refuses_what_is_not_a_chunk(raw, match):
         list(read_sse([sse([chunk({"content": "ok"})], done=False), raw]))
 
 
+def test_read_sse_stays_linear_on_one_long_line_in_small_reads():
+    def read(size: int) -> None:
+        raw = b'data: {"x": "' + b"a" * size + b'"}\n\ndata: [DONE]\n\n'  # one line, no break until its end
+        assert [len(c["x"]) for c in read_sse(raw[i:i + 16] for i in range(0, len(raw), 16))] == [size]
+
+    assert growth(read, 128_000, 256_000) < 3.2  # about 2; splitting the whole line again at each read is about 4
+
+
+def test_read_sse_a_line_break_split_after_its_cr_across_many_reads():
+    raw = sse([chunk({"content": "a"}), chunk({"content": "b"})]).replace(b"\n", b"\r\n")
+    assert [c["choices"][0]["delta"]["content"] for c in read_sse([bytes([b]) for b in raw])] == ["a", "b"]
+    assert [c["choices"][0]["delta"]["content"] for c in read_sse(["", *raw.decode(), ""])] == ["a", "b"]
+
+
 class BadLineHandler(http.server.BaseHTTPRequestHandler):
     """Streams one good chunk, then a data line that is not JSON."""
 
