@@ -872,3 +872,87 @@ def test_many_fragments_are_scanned_once_and_joined_only_at_the_end(monkeypatch,
 def test_many_fragments_take_linear_time(shape):
     streams = {n: many_fragments(n, shape) for n in (10_000, 20_000)}
     assert growth(lambda n: feed_all(streams[n]), 10_000, 20_000) < 3.2  # about 2; a quadratic reading is about 4
+
+
+def test_many_indexless_calls_take_linear_time():
+    def stream(count: int) -> list[dict]:
+        return [*(calls({"id": f"call_{n}", "function": {"name": "f", "arguments": "{}"}}) for n in range(count)),
+                chunk({}, "tool_calls")]
+
+    streams = {n: stream(n) for n in (5_000, 10_000)}
+
+    def run(n: int) -> None:
+        assembler = Assembler(max_calls=None)
+        for c in streams[n]:
+            assembler.feed(c)
+        assert len(message_of(assembler.finish())["tool_calls"]) == n
+
+    assert growth(run, 5_000, 10_000) < 3.2
+
+
+# ----------------------------------------------------------------------------- hostile streams: caps
+
+
+def test_the_caps_have_documented_defaults():
+    assembler = Assembler()
+    assert (assembler.max_bytes, assembler.max_calls, assembler.deadline_seconds) == (8 * 2**20, 128, 600.0)
+
+
+@pytest.mark.parametrize("stream", [
+    [chunk({"content": "北京" * 10}), chunk({"content": "晴"})],  # 60 + 3 bytes of UTF-8
+    [calls(header(0, "c1", arguments='{"city": "')), calls(fragment(0, "北京" * 10 + '"}'))],
+    [chunk({"content": "北京" * 6}), calls(header(0, "c1", arguments='{"city": "北京北京北京"}'))],  # 36 + 30
+    [chunk({"reasoning_content": "想" * 30}), chunk({"content": "晴"})],
+], ids=["text", "arguments", "text and arguments", "reasoning and text"])
+def test_a_reply_over_max_bytes_raises_naming_the_limit(stream):
+    assembler = Assembler(max_bytes=60)
+    with pytest.raises(StreamError, match="max_bytes=60"):
+        for c in stream:
+            assembler.feed(c)
+
+
+def test_max_bytes_counts_utf8_bytes_and_allows_exactly_the_limit():
+    assembler = Assembler(max_bytes=6)
+    assert assembler.feed(chunk({"content": "北京"})) == "北京"  # 6 bytes
+    with pytest.raises(StreamError, match="max_bytes=6"):
+        assembler.feed(chunk({"content": "!"}))
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_a_reply_with_more_than_max_calls_raises_naming_the_limit(indexed):
+    def delta(n):
+        return header(n, f"c{n}", arguments="{}") if indexed else {"id": f"c{n}", "function": {"name": "f", "arguments": "{}"}}
+
+    assembler = Assembler(max_calls=3)
+    for n in range(3):
+        assembler.feed(calls(delta(n)))
+    with pytest.raises(StreamError, match="more than max_calls=3"):
+        assembler.feed(calls(delta(3)))
+
+
+def test_a_stream_past_its_deadline_raises_at_the_next_chunk():
+    assembler = Assembler(deadline_seconds=0.01)
+    time.sleep(0.05)
+    with pytest.raises(StreamError, match="deadline_seconds=0.01"):
+        assembler.feed(chunk({"content": "晚了"}))
+
+
+def test_caps_of_none_are_off():
+    assembler = Assembler(max_bytes=None, max_calls=None, deadline_seconds=None)
+    for n in range(200):
+        assembler.feed(calls(header(n, f"c{n}", arguments="{}")))
+    assert len(message_of(assembler.finish())["tool_calls"]) == 200
+
+
+@pytest.mark.parametrize("options,error,match", [
+    ({"max_bytes": 0}, ValueError, "max_bytes must be a positive whole number or None, not 0"),
+    ({"max_calls": -1}, ValueError, "max_calls must be a positive whole number or None, not -1"),
+    ({"max_calls": 2.5}, TypeError, "max_calls must be a positive whole number or None, not 2.5"),
+    ({"max_bytes": True}, TypeError, "max_bytes must be a positive whole number or None, not True"),
+    ({"deadline_seconds": 0}, ValueError, "deadline_seconds must be a positive number of seconds or None, not 0"),
+    ({"deadline_seconds": "600"}, TypeError, "deadline_seconds must be a positive number of seconds or None"),
+    ({"deadline_seconds": float("nan")}, ValueError, "deadline_seconds must be a positive number"),
+])
+def test_bad_caps_are_refused(options, error, match):
+    with pytest.raises(error, match=match):
+        Assembler(**options)

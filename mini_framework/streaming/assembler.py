@@ -28,6 +28,10 @@ TRUNCATED), where lenient JSON repair would otherwise have closed the brackets a
 that ends without any finish_reason is read the same way: complete calls are kept, a cut one makes
 the reply "length".
 
+A hostile or broken stream is bounded: `Assembler(max_bytes=, max_calls=, deadline_seconds=)` (8 MiB of
+text, reasoning and arguments, 128 calls, 600 s by default) raise StreamError as soon as one is passed,
+so the agent raises before any call runs; the work per chunk does not grow with the chunks before it.
+
 Real providers deviate from OpenAI's shape, each in its own way. `QUIRKS` lists them, one row per
 deviation, with where the shape was recorded. A row with a fix repairs each chunk before it is
 added up (`on_piece`) or the whole reply at the end (`at_end`); a row without one documents what
@@ -45,13 +49,21 @@ multi-byte character in two before it writes the JSON (sending U+FFFD) has alrea
 from __future__ import annotations
 
 import json
+import math
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, TypeGuard
 
 from ..replies import ProviderError, _arguments_text, _as_dict, _field
 
-__all__ = ["QUIRKS", "Assembler", "Piece", "Quirk", "Slot", "StreamError", "assemble", "complete"]
+__all__ = ["DEADLINE_SECONDS", "MAX_BYTES", "MAX_CALLS", "QUIRKS", "Assembler", "Piece", "Quirk", "Slot",
+           "StreamError", "assemble", "complete"]
+
+
+MAX_BYTES = 8 * 2**20  # of a reply's text, reasoning and arguments (UTF-8), by default
+MAX_CALLS = 128  # tool calls in one reply, by default
+DEADLINE_SECONDS = 600.0  # for a whole stream, by default
 
 
 class StreamError(ProviderError):
@@ -148,10 +160,31 @@ class Assembler:
     ''
     >>> a.finish()["choices"][0]
     {'index': 0, 'message': {'role': 'assistant', 'content': '北京'}, 'finish_reason': 'stop'}
+
+    Caps (None turns one off): `max_bytes` of text, reasoning and arguments together, counted in UTF-8
+    (default MAX_BYTES, 8 MiB); `max_calls` tool calls in the reply (default MAX_CALLS, 128); and
+    `deadline_seconds` for the whole stream from the assembler's creation (default DEADLINE_SECONDS, 600),
+    on the monotonic clock. Going over one raises StreamError naming it, before the reply exists, so no
+    call of it runs. The deadline is checked as chunks arrive: a stream that sends nothing at all is the
+    HTTP client's read timeout's to end, and one that sends only keep-alive comments (which the SDK
+    drops before any chunk) is neither's.
+
+    >>> Assembler(max_calls=1).feed({"choices": [{"delta": {"tool_calls": [
+    ...     {"index": 0, "id": "a", "function": {"name": "f", "arguments": "{}"}},
+    ...     {"index": 1, "id": "b", "function": {"name": "f", "arguments": "{}"}}]}}]})
+    Traceback (most recent call last):
+    ...
+    mini_framework.streaming.assembler.StreamError: the reply has more than max_calls=1 tool calls; ...
     """
 
-    def __init__(self, quirks: Iterable[Quirk] | None = None) -> None:
+    def __init__(self, quirks: Iterable[Quirk] | None = None, *, max_bytes: int | None = MAX_BYTES,
+                 max_calls: int | None = MAX_CALLS, deadline_seconds: float | None = DEADLINE_SECONDS) -> None:
         self.quirks = tuple(QUIRKS if quirks is None else quirks)
+        self.max_bytes, self.max_calls = _whole("max_bytes", max_bytes), _whole("max_calls", max_calls)
+        self.deadline_seconds = _seconds("deadline_seconds", deadline_seconds)
+        self.started = time.monotonic()
+        self.deadline = None if self.deadline_seconds is None else self.started + self.deadline_seconds
+        self.size = 0  # bytes of text, reasoning and arguments so far (UTF-8)
         self.slots: dict[int, Slot] = {}  # by index
         self.alias: dict[int, int] = {}  # an index a provider reused -> the slot its latest call went to
         self.ids: dict[str, int] = {}  # each call's (first) id -> its index, kept as slots get them
@@ -172,6 +205,9 @@ class Assembler:
 
     def feed(self, chunk: Any) -> str:
         """Add one `chat.completion.chunk` (an SDK object or a dict); return its text delta ("" if none)."""
+        if self.deadline is not None and (now := time.monotonic()) > self.deadline:
+            raise StreamError(f"the stream took longer than deadline_seconds={self.deadline_seconds:g}",
+                              f"chunks for {now - self.started:.1f} s")
         if _field(chunk, "error"):
             raise StreamError("the stream carried an error", _field(chunk, "error"))
         for key in ("id", "created", "model"):
@@ -199,6 +235,8 @@ class Assembler:
                 raise StreamError("a tool call delta has no index", delta)
             slot = self.slots.get(index)
             if slot is None:
+                if self.max_calls is not None and len(self.slots) >= self.max_calls:
+                    raise StreamError(f"the reply has more than max_calls={self.max_calls} tool calls", delta)
                 slot = self.slots[index] = Slot(index)
                 self.top = max(self.top, index)
             function = delta.get("function") or {}
@@ -209,18 +247,28 @@ class Assembler:
                 slot.name = function["name"]
             arguments = function.get("arguments")
             if isinstance(arguments, str) and arguments:
+                self._count(arguments)
                 slot.parts.append(arguments)
             elif arguments is not None and not isinstance(arguments, str):
                 raise StreamError("a tool call's arguments are not text", arguments)
         if isinstance(piece.reasoning, str):
+            self._count(piece.reasoning)
             self._reasoning.append(piece.reasoning)
         if isinstance(piece.finish_reason, str) and piece.finish_reason:
             self.finish_reason = piece.finish_reason
         if isinstance(piece.content, str):
+            self._count(piece.content)
             self._saw_text = True
             self._text.append(piece.content)
             return piece.content
         return ""
+
+    def _count(self, text: str) -> None:
+        """Add text's UTF-8 size to the reply's; StreamError past max_bytes (nothing past it is kept)."""
+        self.size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if self.max_bytes is not None and self.size > self.max_bytes:
+            raise StreamError(f"the reply is larger than max_bytes={self.max_bytes:,} (its text, reasoning and "
+                              f"arguments in UTF-8)", f"{self.size:,} bytes so far")
 
     def finish(self) -> dict[str, Any]:
         """The whole reply as the non-streamed `chat.completion` would have it; a cut-off call makes it "length"."""
@@ -407,6 +455,34 @@ def _done(assembler: Assembler, piece: Piece, index: int) -> bool:
     for arguments in (f["arguments"] for f in here if isinstance(f.get("arguments"), str)):
         state, text = scan(arguments, state), text or bool(arguments.strip())
     return bool(name) and text and is_closed(state)
+
+
+def _whole(name: str, value: Any) -> int | None:
+    """A cap that counts: a positive int, or None (no cap).
+
+    >>> _whole("max_calls", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_calls must be a positive whole number or None, not 0
+    """
+    if value is None:
+        return None
+    if not _is_index(value):
+        raise TypeError(f"{name} must be a positive whole number or None, not {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive whole number or None, not {value!r}")
+    return value
+
+
+def _seconds(name: str, value: Any) -> float | None:
+    """A time cap: a positive number of seconds, or None (no cap)."""
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a positive number of seconds or None, not {value!r}")
+    if math.isnan(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number of seconds or None, not {value!r}")
+    return float(value)
 
 
 def _is_index(value: Any) -> TypeGuard[int]:
