@@ -68,6 +68,28 @@ def form(request):
     return (lambda chunks: chunks) if request.param == "dicts" else sdk
 
 
+def growth(run, small: int, large: int, attempts: int = 3) -> float:
+    """How much longer `run(large)` takes than `run(small)`: about large/small if linear, its square if quadratic.
+
+    The best of three runs each, taken in turns and timed in this thread's CPU time (time.thread_time), so
+    other work on the machine counts as little as it can; measured again, up to `attempts` times, while the
+    ratio looks quadratic (noise can make a linear run look slow once; a quadratic one is slow every time).
+    """
+    def timed(size: int) -> float:
+        start = time.thread_time()
+        run(size)
+        return time.thread_time() - start
+
+    run(small)  # warm up
+    ratio = float("inf")
+    for _ in range(attempts):
+        smalls, larges = zip(*((timed(small), timed(large)) for _ in range(3)))
+        ratio = min(larges) / max(min(smalls), 1e-9)
+        if ratio < 1.6 * large / small:
+            break
+    return ratio
+
+
 # ----------------------------------------------------------------------------- the OpenAI shape
 
 
@@ -805,22 +827,6 @@ def test_a_reply_cut_by_max_tokens_inside_the_arguments_is_length(practice, max_
 
 
 # ----------------------------------------------------------------------------- hostile streams: linear time
-
-
-def best_of(run, repetitions: int = 3) -> float:
-    """The shortest of a few timed runs (perf_counter), the least disturbed by other work on the machine."""
-    times = []
-    for _ in range(repetitions):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def growth(run, small: int, large: int) -> float:
-    """How much longer `run(large)` takes than `run(small)`: about large/small if linear, its square if quadratic."""
-    run(small)  # warm up
-    return best_of(lambda: run(large)) / best_of(lambda: run(small))
 
 
 def feed_all(stream) -> dict:
