@@ -36,8 +36,9 @@ from openai import OpenAI  # noqa: E402
 from openai._models import construct_type  # noqa: E402
 from openai.types.chat import ChatCompletionChunk  # noqa: E402
 
+from course.sse import read_sse  # noqa: E402
 from mini_framework.replies import read_reply  # noqa: E402
-from mini_framework.streaming.assembler import Assembler, read_sse  # noqa: E402
+from mini_framework.streaming.assembler import Assembler  # noqa: E402
 from practice_model import PracticeServer  # noqa: E402
 
 WEATHER = {"type": "function", "function": {

@@ -29,7 +29,7 @@ changing them is the point (`providers.without_quirks`):
                 (with @deepseek)               the usage; a tool-calling turn sent back without it is a
                                                400 (`providers.reasoning_not_passed_back`)
 
-`QUIRKS` has one row per flag with its sources: the same records `mini_framework/streaming.py`'s
+`QUIRKS` has one row per flag with its sources: the same records `mini_framework/streaming/assembler.py`'s
 `QUIRKS` rows were built from, so what the practice server sends is what the framework's
 normaliser was tested on. The rewrites work on what `wire` produced (OpenAI's shape), except
 `@cut`, which shortens the persona's reply before it is put on the wire (`cut`), so that the usage

@@ -10,6 +10,7 @@ from openai import AsyncOpenAI, OpenAI
 from course.shop import Shop, create_shop
 from mini_framework import Agent, tool
 from mini_framework.events import FinalAnswer, TextDelta
+from mini_framework.streaming import StreamError
 from practice_model import shared_server
 from tests.test_agent import add_numbers, get_weather
 
@@ -138,3 +139,34 @@ def test_a_stream_cut_off_by_length_inside_the_arguments_does_not_run_the_call()
 
     result = Agent(Cut(), "m", [send], stream=True).run("q")
     assert ran == [] and result.tool_results[0].failure == "truncated" and result.text == "没发出去。"
+
+
+def test_a_reply_with_more_calls_than_the_assembler_allows_raises_and_runs_none_of_them():
+    ran = []
+
+    @tool
+    def send(to: str) -> str:
+        """Send a note."""
+        ran.append(to)
+        return "sent"
+
+    def chunk(delta, finish=None):
+        return {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    class Flood:
+        def __init__(self):
+            self.chat = self.completions = self
+
+        def create(self, **params):
+            def chunks():
+                for n in range(1_000):  # far more calls than Assembler's max_calls (128)
+                    yield chunk({"tool_calls": [{"index": n, "id": f"c{n}", "type": "function",
+                                                 "function": {"name": "send", "arguments": f'{{"to": "{n}"}}'}}]})
+                yield chunk({}, "tool_calls")
+            return chunks()
+
+    with pytest.raises(StreamError, match="more than max_calls=128") as caught:
+        Agent(Flood(), "m", [send], stream=True).run("q")
+    assert ran == [] and caught.value.partial_result.tool_results == []
+    assert caught.value.partial_result.messages == [{"role": "user", "content": "q"}]  # no half reply stored

@@ -19,9 +19,10 @@ import openai
 import pytest
 from openai import OpenAI
 
+from course.sse import read_sse
 from mini_framework import Agent, tool
 from mini_framework.replies import read_reply
-from mini_framework.streaming.assembler import Assembler, StreamError, assemble, complete, read_sse
+from mini_framework.streaming.assembler import Assembler, StreamError, assemble, complete
 from practice_model import PracticeServer, providers, quirks
 
 WEATHER = {"type": "function", "function": {
@@ -52,7 +53,7 @@ def post(server: PracticeServer, body: dict[str, Any]) -> tuple[int, bytes]:
 
 
 def chunks_of(server: PracticeServer, model: str, messages: list[dict[str, Any]], **extra: Any) -> list[dict]:
-    """The raw chunks of a streamed answer, read with streaming.read_sse."""
+    """The raw chunks of a streamed answer, read with course.sse.read_sse."""
     status, raw = post(server, {"model": model, "messages": messages, "tools": [WEATHER], "stream": True,
                                 "stream_options": {"include_usage": True}, **extra})
     assert status == 200, raw[:300]

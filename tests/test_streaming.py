@@ -8,14 +8,16 @@ import itertools
 import json
 import random
 import threading
+import time
 
 import pytest
 from openai import AsyncOpenAI, OpenAI
 from openai._models import construct_type
 from openai.types.chat import ChatCompletionChunk
 
+from course.sse import read_sse
 from mini_framework.replies import ProviderError, read_reply
-from mini_framework.streaming.assembler import QUIRKS, Assembler, Piece, StreamError, assemble, complete, read_sse
+from mini_framework.streaming.assembler import QUIRKS, Assembler, Piece, StreamError, assemble, complete
 from practice_model import PracticeServer
 
 WEATHER_TOOL = {"type": "function", "function": {
@@ -64,6 +66,28 @@ def arguments_of(reply: dict) -> list[str]:
 def form(request):
     """Run a test with dict chunks and with the SDK's chunk objects."""
     return (lambda chunks: chunks) if request.param == "dicts" else sdk
+
+
+def growth(run, small: int, large: int, attempts: int = 3) -> float:
+    """How much longer `run(large)` takes than `run(small)`: about large/small if linear, its square if quadratic.
+
+    The best of three runs each, taken in turns and timed in this thread's CPU time (time.thread_time), so
+    other work on the machine counts as little as it can; measured again, up to `attempts` times, while the
+    ratio looks quadratic (noise can make a linear run look slow once; a quadratic one is slow every time).
+    """
+    def timed(size: int) -> float:
+        start = time.thread_time()
+        run(size)
+        return time.thread_time() - start
+
+    run(small)  # warm up
+    ratio = float("inf")
+    for _ in range(attempts):
+        smalls, larges = zip(*((timed(small), timed(large)) for _ in range(3)))
+        ratio = min(larges) / max(min(smalls), 1e-9)
+        if ratio < 1.6 * large / small:
+            break
+    return ratio
 
 
 # ----------------------------------------------------------------------------- the OpenAI shape
@@ -575,6 +599,20 @@ def test_read_sse_refuses_what_is_not_a_chunk(raw, match):
         list(read_sse([sse([chunk({"content": "ok"})], done=False), raw]))
 
 
+def test_read_sse_stays_linear_on_one_long_line_in_small_reads():
+    def read(size: int) -> None:
+        raw = b'data: {"x": "' + b"a" * size + b'"}\n\ndata: [DONE]\n\n'  # one line, no break until its end
+        assert [len(c["x"]) for c in read_sse(raw[i:i + 16] for i in range(0, len(raw), 16))] == [size]
+
+    assert growth(read, 128_000, 256_000) < 3.2  # about 2; splitting the whole line again at each read is about 4
+
+
+def test_read_sse_a_line_break_split_after_its_cr_across_many_reads():
+    raw = sse([chunk({"content": "a"}), chunk({"content": "b"})]).replace(b"\n", b"\r\n")
+    assert [c["choices"][0]["delta"]["content"] for c in read_sse([bytes([b]) for b in raw])] == ["a", "b"]
+    assert [c["choices"][0]["delta"]["content"] for c in read_sse(["", *raw.decode(), ""])] == ["a", "b"]
+
+
 class BadLineHandler(http.server.BaseHTTPRequestHandler):
     """Streams one good chunk, then a data line that is not JSON."""
 
@@ -786,3 +824,141 @@ def test_a_reply_cut_by_max_tokens_inside_the_arguments_is_length(practice, max_
     assembler, _ = streamed_reply(client, **params)
     streamed = read_reply(assembler.finish())
     assert streamed.finish_reason == plain.finish_reason == "length" and streamed.message == plain.message
+
+
+# ----------------------------------------------------------------------------- hostile streams: linear time
+
+
+def feed_all(stream) -> dict:
+    assembler = Assembler()
+    for c in stream:
+        assembler.feed(c)
+    return assembler.finish()
+
+
+def many_fragments(count: int, shape: str) -> list[dict]:
+    """One call in `count` fragments: index-less with the name repeated on each (the header quirk on top of the
+    index-less one), or at index 0 with a new id and the name on each (vLLM's harmony path)."""
+    if shape == "no index":
+        head = {"id": "call_0", "type": "function", "function": {"name": "write", "arguments": '{"text": "'}}
+        body = [{"function": {"name": "write", "arguments": "ab "}} for _ in range(count)]
+        tail = {"function": {"arguments": '"}'}}
+    else:
+        head = header(0, "id-0", "write", '{"text": "')
+        body = [{"index": 0, "id": f"id-{n + 1}", "function": {"name": "write", "arguments": "ab "}} for n in range(count)]
+        tail = fragment(0, '"}')
+    return [calls(head), *(calls(d) for d in body), calls(tail), chunk({}, "tool_calls")]
+
+
+@pytest.mark.parametrize("shape", ["no index", "a new id on each"])
+def test_many_fragments_are_scanned_once_and_joined_only_at_the_end(monkeypatch, shape):
+    from mini_framework.streaming import assembler as module
+
+    scanned, joined = [], []
+    real_scan, real_join = module.scan, module.Slot.arguments.fget
+
+    def counting_scan(text, state=(0, False, False)):
+        scanned.append(len(text))
+        return real_scan(text, state)
+
+    def counting_join(slot):
+        joined.append(len(slot.parts))
+        return real_join(slot)
+
+    monkeypatch.setattr(module, "scan", counting_scan)
+    monkeypatch.setattr(module.Slot, "arguments", property(counting_join))
+    reply = feed_all(many_fragments(5_000, shape))
+    arguments = arguments_of(reply)
+    assert arguments == ['{"text": "' + "ab " * 5_000 + '"}']
+    assert sum(scanned) <= 3 * len(arguments[0])  # each fragment as it comes, the whole once at the end
+    assert len(joined) <= 10  # by finish() and the rows at the end, not once a chunk
+
+
+@pytest.mark.parametrize("shape", ["no index", "a new id on each"])
+def test_many_fragments_take_linear_time(shape):
+    streams = {n: many_fragments(n, shape) for n in (10_000, 20_000)}
+    assert growth(lambda n: feed_all(streams[n]), 10_000, 20_000) < 3.2  # about 2; a quadratic reading is about 4
+
+
+def test_many_indexless_calls_take_linear_time():
+    def stream(count: int) -> list[dict]:
+        return [*(calls({"id": f"call_{n}", "function": {"name": "f", "arguments": "{}"}}) for n in range(count)),
+                chunk({}, "tool_calls")]
+
+    streams = {n: stream(n) for n in (5_000, 10_000)}
+
+    def run(n: int) -> None:
+        assembler = Assembler(max_calls=None)
+        for c in streams[n]:
+            assembler.feed(c)
+        assert len(message_of(assembler.finish())["tool_calls"]) == n
+
+    assert growth(run, 5_000, 10_000) < 3.2
+
+
+# ----------------------------------------------------------------------------- hostile streams: caps
+
+
+def test_the_caps_have_documented_defaults():
+    assembler = Assembler()
+    assert (assembler.max_bytes, assembler.max_calls, assembler.deadline_seconds) == (8 * 2**20, 128, 600.0)
+
+
+@pytest.mark.parametrize("stream", [
+    [chunk({"content": "北京" * 10}), chunk({"content": "晴"})],  # 60 + 3 bytes of UTF-8
+    [calls(header(0, "c1", arguments='{"city": "')), calls(fragment(0, "北京" * 10 + '"}'))],
+    [chunk({"content": "北京" * 6}), calls(header(0, "c1", arguments='{"city": "北京北京北京"}'))],  # 36 + 30
+    [chunk({"reasoning_content": "想" * 30}), chunk({"content": "晴"})],
+], ids=["text", "arguments", "text and arguments", "reasoning and text"])
+def test_a_reply_over_max_bytes_raises_naming_the_limit(stream):
+    assembler = Assembler(max_bytes=60)
+    with pytest.raises(StreamError, match="max_bytes=60"):
+        for c in stream:
+            assembler.feed(c)
+
+
+def test_max_bytes_counts_utf8_bytes_and_allows_exactly_the_limit():
+    assembler = Assembler(max_bytes=6)
+    assert assembler.feed(chunk({"content": "北京"})) == "北京"  # 6 bytes
+    with pytest.raises(StreamError, match="max_bytes=6"):
+        assembler.feed(chunk({"content": "!"}))
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_a_reply_with_more_than_max_calls_raises_naming_the_limit(indexed):
+    def delta(n):
+        return header(n, f"c{n}", arguments="{}") if indexed else {"id": f"c{n}", "function": {"name": "f", "arguments": "{}"}}
+
+    assembler = Assembler(max_calls=3)
+    for n in range(3):
+        assembler.feed(calls(delta(n)))
+    with pytest.raises(StreamError, match="more than max_calls=3"):
+        assembler.feed(calls(delta(3)))
+
+
+def test_a_stream_past_its_deadline_raises_at_the_next_chunk():
+    assembler = Assembler(deadline_seconds=0.01)
+    time.sleep(0.05)
+    with pytest.raises(StreamError, match="deadline_seconds=0.01"):
+        assembler.feed(chunk({"content": "晚了"}))
+
+
+def test_caps_of_none_are_off():
+    assembler = Assembler(max_bytes=None, max_calls=None, deadline_seconds=None)
+    for n in range(200):
+        assembler.feed(calls(header(n, f"c{n}", arguments="{}")))
+    assert len(message_of(assembler.finish())["tool_calls"]) == 200
+
+
+@pytest.mark.parametrize("options,error,match", [
+    ({"max_bytes": 0}, ValueError, "max_bytes must be a positive whole number or None, not 0"),
+    ({"max_calls": -1}, ValueError, "max_calls must be a positive whole number or None, not -1"),
+    ({"max_calls": 2.5}, TypeError, "max_calls must be a positive whole number or None, not 2.5"),
+    ({"max_bytes": True}, TypeError, "max_bytes must be a positive whole number or None, not True"),
+    ({"deadline_seconds": 0}, ValueError, "deadline_seconds must be a positive number of seconds or None, not 0"),
+    ({"deadline_seconds": "600"}, TypeError, "deadline_seconds must be a positive number of seconds or None"),
+    ({"deadline_seconds": float("nan")}, ValueError, "deadline_seconds must be a positive number"),
+])
+def test_bad_caps_are_refused(options, error, match):
+    with pytest.raises(error, match=match):
+        Assembler(**options)

@@ -28,12 +28,17 @@ TRUNCATED), where lenient JSON repair would otherwise have closed the brackets a
 that ends without any finish_reason is read the same way: complete calls are kept, a cut one makes
 the reply "length".
 
+A hostile or broken stream is bounded: `Assembler(max_bytes=, max_calls=, deadline_seconds=)` (8 MiB of
+text, reasoning and arguments, 128 calls, 600 s by default) raise StreamError as soon as one is passed,
+so the agent raises before any call runs; the work per chunk does not grow with the chunks before it.
+
 Real providers deviate from OpenAI's shape, each in its own way. `QUIRKS` lists them, one row per
 deviation, with where the shape was recorded. A row with a fix repairs each chunk before it is
 added up (`on_piece`) or the whole reply at the end (`at_end`); a row without one documents what
 the assembler's reading already copes with (null fields, a repeated header, usage on every chunk).
-`Assembler(quirks=())` turns the repairs off, to see what each one is for. `read_sse` turns raw
-server-sent-event bytes into chunks, for code that reads the HTTP stream itself.
+`Assembler(quirks=())` turns the repairs off, to see what each one is for. Chunks come from the SDK's
+stream (or, for code that reads the HTTP stream itself, from its server-sent events' data lines as
+dicts).
 
 Concessions: one choice (`n=1`; choices other than index 0 are ignored); `refusal`, the legacy
 `function_call`, `logprobs` and provider extras other than `reasoning_content` are not kept (as in
@@ -43,15 +48,22 @@ multi-byte character in two before it writes the JSON (sending U+FFFD) has alrea
 """
 from __future__ import annotations
 
-import codecs
 import json
+import math
 import re
+import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, TypeGuard
+from typing import Any, Callable, Iterable, TypeGuard
 
 from ..replies import ProviderError, _arguments_text, _as_dict, _field
 
-__all__ = ["QUIRKS", "Assembler", "Piece", "Quirk", "Slot", "StreamError", "assemble", "complete", "read_sse"]
+__all__ = ["DEADLINE_SECONDS", "MAX_BYTES", "MAX_CALLS", "QUIRKS", "Assembler", "Piece", "Quirk", "Slot",
+           "StreamError", "assemble", "complete"]
+
+
+MAX_BYTES = 8 * 2**20  # of a reply's text, reasoning and arguments (UTF-8), by default
+MAX_CALLS = 128  # tool calls in one reply, by default
+DEADLINE_SECONDS = 600.0  # for a whole stream, by default
 
 
 class StreamError(ProviderError):
@@ -103,17 +115,30 @@ class Slot:
     id: str = ""
     name: str = ""
     parts: list[str] = field(default_factory=list)
-    _scanned: tuple[int, Scan] = field(default=(0, (0, False, False)), repr=False, compare=False)
-    """How many fragments `closed()` has scanned, and where its scan stopped."""
+    _scanned: tuple[int, Scan, bool] = field(default=(0, (0, False, False), False), repr=False, compare=False)
+    """How many fragments `scanned()` has read, where its scan stopped, and whether one was not blank."""
 
     @property
     def arguments(self) -> str:
-        """The fragments so far, joined."""
+        """The fragments so far, joined (a copy each time: for the end, not for every chunk)."""
         return "".join(self.parts)
 
     def keep(self, arguments: str) -> None:
         """Replace the fragments by whole arguments (a repair at the end)."""
-        self.parts, self._scanned = [arguments], (0, (0, False, False))
+        self.parts, self._scanned = [arguments], (0, (0, False, False), False)
+
+    def scanned(self) -> tuple[Scan, bool]:
+        """Where a scan of the arguments so far stops, and whether they are more than blanks; each fragment is
+        read once, however often this is asked (a stream of many fragments stays linear).
+
+        >>> Slot(0, parts=[" ", '{"a": [']).scanned()
+        ((2, False, False), True)
+        """
+        done, state, text = self._scanned
+        for part in self.parts[done:]:
+            state, text = scan(part, state), text or bool(part.strip())
+        self._scanned = (len(self.parts), state, text)
+        return state, text
 
     def closed(self) -> bool:
         """Whether the arguments so far end where a JSON value can end (scanning only new fragments).
@@ -122,11 +147,7 @@ class Slot:
         >>> slot.closed(), slot.parts.append('京"}'), slot.closed()
         (False, None, True)
         """
-        done, state = self._scanned
-        for part in self.parts[done:]:
-            state = scan(part, state)
-        self._scanned = (len(self.parts), state)
-        return is_closed(state)
+        return is_closed(self.scanned()[0])
 
 
 class Assembler:
@@ -139,12 +160,35 @@ class Assembler:
     ''
     >>> a.finish()["choices"][0]
     {'index': 0, 'message': {'role': 'assistant', 'content': '北京'}, 'finish_reason': 'stop'}
+
+    Caps (None turns one off): `max_bytes` of text, reasoning and arguments together, counted in UTF-8
+    (default MAX_BYTES, 8 MiB); `max_calls` tool calls in the reply (default MAX_CALLS, 128); and
+    `deadline_seconds` for the whole stream from the assembler's creation (default DEADLINE_SECONDS, 600),
+    on the monotonic clock. Going over one raises StreamError naming it, before the reply exists, so no
+    call of it runs. The deadline is checked as chunks arrive: a stream that sends nothing at all is the
+    HTTP client's read timeout's to end, and one that sends only keep-alive comments (which the SDK
+    drops before any chunk) is neither's.
+
+    >>> Assembler(max_calls=1).feed({"choices": [{"delta": {"tool_calls": [
+    ...     {"index": 0, "id": "a", "function": {"name": "f", "arguments": "{}"}},
+    ...     {"index": 1, "id": "b", "function": {"name": "f", "arguments": "{}"}}]}}]})
+    Traceback (most recent call last):
+    ...
+    mini_framework.streaming.assembler.StreamError: the reply has more than max_calls=1 tool calls; ...
     """
 
-    def __init__(self, quirks: Iterable[Quirk] | None = None) -> None:
+    def __init__(self, quirks: Iterable[Quirk] | None = None, *, max_bytes: int | None = MAX_BYTES,
+                 max_calls: int | None = MAX_CALLS, deadline_seconds: float | None = DEADLINE_SECONDS) -> None:
         self.quirks = tuple(QUIRKS if quirks is None else quirks)
+        self.max_bytes, self.max_calls = _whole("max_bytes", max_bytes), _whole("max_calls", max_calls)
+        self.deadline_seconds = _seconds("deadline_seconds", deadline_seconds)
+        self.started = time.monotonic()
+        self.deadline = None if self.deadline_seconds is None else self.started + self.deadline_seconds
+        self.size = 0  # bytes of text, reasoning and arguments so far (UTF-8)
         self.slots: dict[int, Slot] = {}  # by index
         self.alias: dict[int, int] = {}  # an index a provider reused -> the slot its latest call went to
+        self.ids: dict[str, int] = {}  # each call's (first) id -> its index, kept as slots get them
+        self.top = -1  # the highest index in use (-1: none yet)
         self.finish_reason: str | None = None
         self.usage: Any = None
         self.repairs: list[str] = []  # what was repaired, as in ModelReply.repairs
@@ -152,6 +196,7 @@ class Assembler:
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._saw_text = False
+        self._noted: set[str] = set()  # the repairs noted, to look up without a search
 
     @property
     def text(self) -> str:
@@ -160,6 +205,9 @@ class Assembler:
 
     def feed(self, chunk: Any) -> str:
         """Add one `chat.completion.chunk` (an SDK object or a dict); return its text delta ("" if none)."""
+        if self.deadline is not None and (now := time.monotonic()) > self.deadline:
+            raise StreamError(f"the stream took longer than deadline_seconds={self.deadline_seconds:g}",
+                              f"chunks for {now - self.started:.1f} s")
         if _field(chunk, "error"):
             raise StreamError("the stream carried an error", _field(chunk, "error"))
         for key in ("id", "created", "model"):
@@ -185,26 +233,42 @@ class Assembler:
             index = delta.get("index")
             if not _is_index(index):
                 raise StreamError("a tool call delta has no index", delta)
-            slot = self.slots.setdefault(index, Slot(index))
+            slot = self.slots.get(index)
+            if slot is None:
+                if self.max_calls is not None and len(self.slots) >= self.max_calls:
+                    raise StreamError(f"the reply has more than max_calls={self.max_calls} tool calls", delta)
+                slot = self.slots[index] = Slot(index)
+                self.top = max(self.top, index)
             function = delta.get("function") or {}
             if isinstance(delta.get("id"), str) and delta["id"] and not slot.id:
                 slot.id = delta["id"]  # the first id given; later ones are repeats or noise
+                self.ids[slot.id] = index
             if isinstance(function.get("name"), str) and function["name"] and not slot.name:
                 slot.name = function["name"]
             arguments = function.get("arguments")
             if isinstance(arguments, str) and arguments:
+                self._count(arguments)
                 slot.parts.append(arguments)
             elif arguments is not None and not isinstance(arguments, str):
                 raise StreamError("a tool call's arguments are not text", arguments)
         if isinstance(piece.reasoning, str):
+            self._count(piece.reasoning)
             self._reasoning.append(piece.reasoning)
         if isinstance(piece.finish_reason, str) and piece.finish_reason:
             self.finish_reason = piece.finish_reason
         if isinstance(piece.content, str):
+            self._count(piece.content)
             self._saw_text = True
             self._text.append(piece.content)
             return piece.content
         return ""
+
+    def _count(self, text: str) -> None:
+        """Add text's UTF-8 size to the reply's; StreamError past max_bytes (nothing past it is kept)."""
+        self.size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if self.max_bytes is not None and self.size > self.max_bytes:
+            raise StreamError(f"the reply is larger than max_bytes={self.max_bytes:,} (its text, reasoning and "
+                              f"arguments in UTF-8)", f"{self.size:,} bytes so far")
 
     def finish(self) -> dict[str, Any]:
         """The whole reply as the non-streamed `chat.completion` would have it; a cut-off call makes it "length"."""
@@ -243,7 +307,8 @@ class Assembler:
 
     def note(self, repair: str) -> None:
         """Record a repair once (a quirk on every chunk is one repair)."""
-        if repair and repair not in self.repairs:
+        if repair and repair not in self._noted:
+            self._noted.add(repair)
             self.repairs.append(repair)
 
 
@@ -359,33 +424,65 @@ def _missing_index(piece: Piece, assembler: Assembler) -> str:
     """
     if all(_is_index(d.get("index")) for d in piece.calls):
         return ""
-    known = {s.id: s.index for s in assembler.slots.values() if s.id}
-    taken = set(assembler.slots)
-    last = max(assembler.slots, default=None)
+    known: dict[str, int] = {}  # ids first seen in this piece (the assembler keeps the earlier ones: no search)
+    top = assembler.top  # the highest index in use
+    last = top if assembler.slots else None
     for delta in piece.calls:
         if not _is_index(delta.get("index")):
             call_id = delta.get("id") if isinstance(delta.get("id"), str) and delta.get("id") else None
             name = (delta.get("function") or {}).get("name")
-            if call_id in known:
-                delta["index"] = known[call_id]
+            seen = known.get(call_id, assembler.ids.get(call_id)) if call_id else None
+            if seen is not None:
+                delta["index"] = seen
             elif last is None or call_id or (name and _done(assembler, piece, last)):
-                delta["index"] = max(taken, default=-1) + 1
+                delta["index"] = top + 1
             else:
                 delta["index"] = last
             if call_id:
                 known[call_id] = delta["index"]
         last = delta["index"]
-        taken.add(last)
+        top = max(top, last)
     return "tool call deltas without an index: placed by their id and name"
 
 
 def _done(assembler: Assembler, piece: Piece, index: int) -> bool:
-    """Whether the call at `index` has a name and complete, non-empty arguments (counting this piece's deltas)."""
+    """Whether the call at `index` has a name and complete, non-empty arguments (counting this piece's deltas);
+    what the slot has is scanned once, not joined again for every piece."""
     slot = assembler.slots.get(index, Slot(index))
     here = [d.get("function") or {} for d in piece.calls if d.get("index") == index]
     name = slot.name or next((f["name"] for f in here if f.get("name")), "")
-    text = slot.arguments + "".join(f["arguments"] for f in here if isinstance(f.get("arguments"), str))
-    return bool(name) and bool(text.strip()) and complete(text)
+    state, text = slot.scanned()
+    for arguments in (f["arguments"] for f in here if isinstance(f.get("arguments"), str)):
+        state, text = scan(arguments, state), text or bool(arguments.strip())
+    return bool(name) and text and is_closed(state)
+
+
+def _whole(name: str, value: Any) -> int | None:
+    """A cap that counts: a positive int, or None (no cap).
+
+    >>> _whole("max_calls", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_calls must be a positive whole number or None, not 0
+    """
+    if value is None:
+        return None
+    if not _is_index(value):
+        raise TypeError(f"{name} must be a positive whole number or None, not {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive whole number or None, not {value!r}")
+    return value
+
+
+def _seconds(name: str, value: Any) -> float | None:
+    """A time cap: a positive number of seconds, or None (no cap)."""
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a positive number of seconds or None, not {value!r}")
+    if math.isnan(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number of seconds or None, not {value!r}")
+    return float(value)
 
 
 def _is_index(value: Any) -> TypeGuard[int]:
@@ -415,10 +512,9 @@ def _new_id_at_index(piece: Piece, assembler: Assembler) -> str:
         if slot is None or not slot.id or not isinstance(call_id, str) or not call_id or call_id == slot.id:
             continue
         function = delta.get("function") or {}
-        if function.get("name") and function.get("arguments") and slot.arguments.strip() and slot.closed():
-            used = [*assembler.slots, *assembler.alias.values(), *(d["index"] for d in piece.calls
-                                                                     if _is_index(d.get("index")))]
-            assembler.alias[sent] = delta["index"] = max(used) + 1
+        if function.get("name") and function.get("arguments") and slot.scanned()[1] and slot.closed():
+            used = max(assembler.top, *(d["index"] for d in piece.calls if _is_index(d.get("index"))))
+            assembler.alias[sent] = delta["index"] = used + 1
             notes.append(f"tool_calls index {sent} was used again for a new call (id {call_id!r}): placed at "
                          f"index {delta['index']}")
         else:
@@ -580,54 +676,3 @@ QUIRKS: tuple[Quirk, ...] = (
           "https://github.com/Younis-Ahmed/qwen-ai-provider/pull/7"),
 )
 """Each provider deviation, where it was recorded, and how it is repaired (see the comment on each row)."""
-
-
-# ----------------------------------------------------------------------------- raw server-sent events
-
-
-def read_sse(blocks: Iterable[bytes | str]) -> Iterator[dict[str, Any]]:
-    """The chunks of a raw event stream, split anywhere (inside a UTF-8 character too), up to `data: [DONE]`.
-
-    Comments (`: keep-alive`) and empty events are skipped; an event cut off by the end of the stream
-    (no blank line after it) is dropped, as the SSE standard says. A `data:` line that is not JSON
-    raises StreamError quoting it. (The OpenAI SDK raises `json.JSONDecodeError` from its iterator for
-    such a line, after the chunks before it, and an `openai.APIError` for an `{"error": ...}` event.)
-
-    >>> stream = 'data: {"choices": []}\\n\\n: keep-alive\\n\\ndata: [DONE]\\n\\n'.encode()
-    >>> list(read_sse([stream[:9], stream[9:]]))
-    [{'choices': []}]
-    """
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    pending, data = "", []
-    for block in blocks:
-        try:
-            pending += block if isinstance(block, str) else decoder.decode(block)
-        except UnicodeDecodeError as error:
-            raise StreamError("the stream is not UTF-8", repr(block[max(0, error.start - 20):error.end + 20])) from None
-        held = "\r" if pending.endswith("\r") else ""  # maybe the first half of a \r\n
-        *lines, pending = re.split(r"\r\n|\r|\n", pending[:len(pending) - len(held)])
-        pending += held
-        for line in lines:
-            if line:
-                name, _, value = line.partition(":")
-                if name == "data":
-                    data.append(value[1:] if value.startswith(" ") else value)
-                continue
-            event, data = "\n".join(data), []
-            if event == "[DONE]":
-                return
-            if event:
-                yield _sse_json(event)
-
-
-def _sse_json(event: str) -> dict[str, Any]:
-    """One event's data as a chunk; StreamError if it is not a JSON object or carries an error."""
-    try:
-        chunk = json.loads(event)
-    except (ValueError, RecursionError):
-        raise StreamError("a data line of the stream is not JSON", "data: " + event) from None
-    if not isinstance(chunk, dict):
-        raise StreamError("a data line of the stream is not a JSON object", "data: " + event)
-    if chunk.get("error"):
-        raise StreamError("the stream carried an error", chunk["error"])
-    return chunk

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from typing import Any, AsyncIterator
+from typing import Any, AsyncGenerator
 
 from ..concurrency import in_thread
 from ..events import TextDelta
@@ -29,14 +29,15 @@ class StreamHook(Hook):
         request.params.update(stream=True, stream_options=options)
         stream = await send(request)
         assembler = Assembler()
-        async for chunk in chunks(stream):
-            text = assembler.feed(chunk)
-            if text:
-                run.emit(TextDelta(request.iteration, text))
+        async with contextlib.aclosing(chunks(stream)) as incoming:  # a cap that trips closes the stream now
+            async for chunk in incoming:
+                text = assembler.feed(chunk)
+                if text:
+                    run.emit(TextDelta(request.iteration, text))
         return assembler.finish()
 
 
-async def chunks(stream: Any) -> AsyncIterator[Any]:
+async def chunks(stream: Any) -> AsyncGenerator[Any, None]:
     """The chunks of an SDK stream, from async code: an AsyncStream as it is; a (blocking) Stream read in
     one worker thread that hands each chunk over, so the event loop never waits on the network."""
     if hasattr(stream, "__aiter__"):
