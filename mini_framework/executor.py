@@ -356,7 +356,7 @@ class Executor:
                                       ok=False, failure="bad_media", value=outcome.value, repairs=repairs,
                                       media=media)
                 if tool.too_long_to_file and isinstance(outcome.value, str) and not media and not attachments:
-                    lines = [self._spilled("\n".join(lines), tool)]
+                    lines = [await self._spilled("\n".join(lines), tool)]
                 if key is not None and self.cache is not None and not media and not attachments and tool.cache:
                     self.cache.put(key, tool.cache, "\n".join(lines), outcome.value)
                 return ToolResult(call, "\n".join(lines), ok=True, value=outcome.value, repairs=repairs,
@@ -365,10 +365,11 @@ class Executor:
         log.warning("tool %s failed (call %s)", tool.name, call.id, exc_info=outcome.error)
         return self._failed(call, "exception", self._format_error(outcome.error, call), repairs)
 
-    def _spilled(self, text: str, tool: Tool) -> str:
-        """A long text result cut for the model, the full text saved to a file (spill.py)."""
+    async def _spilled(self, text: str, tool: Tool) -> str:
+        """A long text result cut for the model, the full text saved to a file (spill.py), in a thread."""
         limit = DEFAULT_THRESHOLD if tool.too_long_to_file is True else int(tool.too_long_to_file)
-        cut = spill(text, tool.name, threshold=limit, folder=self.spill_dir, can_read_files=self.can_read_files)
+        cut = await in_thread(partial(spill, text, tool.name, threshold=limit, folder=self.spill_dir,
+                                      can_read_files=self.can_read_files))
         return text if cut is None else cut.content
 
     async def _load_media(self, found: list[Found], tool_name: str) -> tuple[list[Media], list[str]]:
