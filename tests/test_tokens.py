@@ -104,12 +104,18 @@ def test_the_estimate_is_linear_in_the_length():
     import time
 
     line = '2026-11-30 10:00:00 INFO {"order": 12345, "status": "ok"} 北京\n'
-    times = []
-    for n in (5_000, 50_000):
-        started = time.perf_counter()
-        assert estimate_tokens(line * n) > n
-        times.append(time.perf_counter() - started)
-    assert times[1] < times[0] * 20  # ten times the text, about ten times the time (not a hundred)
+
+    def seconds(n: int) -> float:  # the best of three, so that a busy machine does not decide
+        text = line * n
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            assert estimate_tokens(text) > n
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    small, large = seconds(2_000), seconds(20_000)
+    assert large < small * 30, (small, large)  # ten times the text, about ten times the time (not a hundred)
 
 
 # ---------------------------------------------------------------------------------------------
