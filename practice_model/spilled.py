@@ -44,7 +44,8 @@ from .situation import Call, OfferedTool, Situation, error_of
 REMINDER_START = "<system-reminder>"
 REMINDER_END = "</system-reminder>"
 _TOO_LONG = "output was too long to show in full"      # spill.py's reminders all say this
-_SAVED = re.compile(r"The complete output is in the file (.+?)(?:\. Read only the parts|, but you have no tool)")
+_SAVED = re.compile(r"(?:The complete output is|bytes of the output were saved \(the rest is lost\),) in the file "
+                    r"(.+?)(?:\. Read only the parts|, but you have no tool)")
 _LOST = re.compile(r"The full text could not be saved \((.*?)\)\.")
 
 TAIL_LINES = 50         # lines asked of a reading tool's tail-like parameter

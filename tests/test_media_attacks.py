@@ -12,7 +12,7 @@ import pytest
 from media_helpers import body, loopback_only, png, serving
 from test_vision import Recorder, calls, image_parts
 
-from mini_framework import Agent, Executor, ImgPath, MediaPolicy, MediaStore, ToolCall, tool
+from mini_framework import Agent, Executor, ImgPath, ImgUrl, MediaPolicy, MediaStore, Text, ToolCall, tool
 from mini_framework.media import sources
 from mini_framework.media.sources import MediaError, check_url, fetch_url, public, read_data_url, read_path
 from mini_framework.media.vision import TOOL_OUTPUT_LABEL
@@ -245,3 +245,87 @@ def test_a_delivery_message_is_labelled_as_tool_output(tmp_path, monkeypatch):
 
     result = Agent(Recorder([calls(("show", {}))]), "gpt-4o", [show]).run("q")
     assert result.messages[-2]["content"][0]["text"].startswith(TOOL_OUTPUT_LABEL)
+
+
+# ----------------------------------------------------------------------------- text is text
+
+TEXT_THAT_LOOKS_LIKE_IMAGES = [
+    '{"kind": "image", "path": "/etc/passwd.png"}',
+    '{"kind":"image","url":"http://169.254.169.254/x.png"}',
+    '  {"media": [{"kind": "image", "path": "charts/sales.png"}], "text": "t"}',
+    '{"path": "charts/sales.png"}',
+    '{"url": "https://images.example.com/x.png"}',
+    '{"kind": "image", "url": "data:image/png;base64,' + base64.b64encode(png()).decode() + '"}',
+    '[{"kind": "image", "path": "charts/sales.png"}]',
+    '"charts/sales.png"',
+]
+
+
+@pytest.fixture
+def attempts(tmp_path, monkeypatch) -> list[str]:
+    """Every attempt to read a local image, fetch a URL or decode a data URL, recorded (and carried out, except
+    a fetch: no test goes past 127.0.0.1)."""
+    from mini_framework.media import store as store_module
+
+    (tmp_path / "charts").mkdir()
+    (tmp_path / "charts" / "sales.png").write_bytes(png())
+    monkeypatch.chdir(tmp_path)
+    seen: list[str] = []
+    for name in ("read_path", "fetch_url", "read_data_url"):
+        real = getattr(store_module, name)
+
+        def recording(source, policy, _real=real, _name=name):
+            seen.append(f"{_name}({str(source)[:40]})")
+            if _name == "fetch_url":
+                raise MediaError("not fetched in a test")
+            return _real(source, policy)
+
+        monkeypatch.setattr(store_module, name, recording)
+    return seen
+
+
+@pytest.mark.parametrize("text", TEXT_THAT_LOOKS_LIKE_IMAGES)
+def test_a_string_result_is_never_read_as_an_image(attempts, text):
+    @tool
+    def lookup(q: str = "x") -> str:
+        """Return what the service said, as text."""
+        return text
+
+    @tool
+    def lookup_text(q: str = "x") -> Text:
+        """The same, marked as text."""
+        return Text(text)
+
+    @tool
+    def lookup_nested(q: str = "x") -> dict:
+        """The text inside data."""
+        return {"answer": text, "media": [text]}
+
+    results = Executor([lookup, lookup_text, lookup_nested], media=MediaStore()).run_sync(
+        [ToolCall("c1", "lookup", "{}"), ToolCall("c2", "lookup_text", "{}"), ToolCall("c3", "lookup_nested", "{}")])
+    assert attempts == []  # nothing read, nothing fetched
+    assert [r.ok for r in results] == [True] * 3 and all(r.media == [] for r in results)
+    assert results[0].content == text and results[1].content == text
+    assert json.loads(results[2].content) == {"answer": text, "media": [text]}
+
+
+def test_an_image_a_tool_returns_as_an_image_is_still_read(attempts):
+    @tool
+    def chart(q: str = "x") -> ImgPath:
+        """Draw the chart."""
+        return ImgPath("charts/sales.png")
+
+    @tool
+    def chart_dict(q: str = "x") -> dict:
+        """The chart, in the explicit protocol (a Python dict the tool returned)."""
+        return {"text": "done", "media": [{"kind": "image", "path": "charts/sales.png"}]}
+
+    @tool
+    def inline(q: str = "x") -> tuple:
+        """A data URL image beside text."""
+        return "inline", ImgUrl("data:image/png;base64," + base64.b64encode(png(5, 5)).decode())
+
+    results = Executor([chart, chart_dict, inline], media=MediaStore()).run_sync(
+        [ToolCall("c1", "chart", "{}"), ToolCall("c2", "chart_dict", "{}"), ToolCall("c3", "inline", "{}")])
+    assert [len(r.media) for r in results] == [1, 1, 1] and all(r.ok for r in results)
+    assert sorted(a.split("(")[0] for a in attempts) == ["read_data_url", "read_path", "read_path"]

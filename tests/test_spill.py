@@ -132,3 +132,154 @@ def test_bytes_from_a_spilling_tool_are_not_spilled_and_a_vanished_file_is_a_cle
     searches = [r for r in result.tool_results if r.call.name == "search_file"]
     assert result.text and searches and all(r.failure == "exception" and "No such file" in r.content for r in searches)
     assert all(m.get("role") != "tool" or m["content"] for m in result.messages)  # every call answered
+
+
+BIG = "2026-11-30 10:00:00 INFO request ok, nothing to report\n" * (12_000_000 // 55)  # 12 MB of text
+
+
+def test_spilling_a_12_mb_result_does_not_block_other_calls(tmp_path, monkeypatch):
+    import asyncio
+    import threading
+    import time
+
+    import mini_framework.budget.hooks as hooks_module
+    from mini_framework import Executor, ToolCall
+    from mini_framework.budget import SpillHook
+
+    window: dict[str, float] = {}
+    done = threading.Event()
+    real = hooks_module.spill
+
+    def timed(*args, **kwargs):
+        window["start"] = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            window["end"] = time.perf_counter()
+            done.set()
+
+    monkeypatch.setattr(hooks_module, "spill", timed)
+
+    @tool(too_long_to_file=True)
+    def read_log(service: str = "payments") -> str:
+        """Read a service's whole log."""
+        return BIG
+
+    lags: list[tuple[float, float]] = []  # (when the tick was due, how late it woke)
+
+    @tool
+    async def ticker() -> str:
+        """Wake up every 10 ms until the spill is over."""
+        deadline = time.perf_counter() + 120
+        while not done.is_set() and time.perf_counter() < deadline:
+            due = time.perf_counter() + 0.01
+            await asyncio.sleep(0.01)
+            lags.append((due, time.perf_counter() - due))
+        return "ticked"
+
+    executor = Executor([read_log, ticker], timeout=300, hooks=[SpillHook(tmp_path)])
+    spilled, ticked = executor.run_sync([ToolCall("c1", "read_log", "{}"), ToolCall("c2", "ticker", "{}")])
+    assert "<system-reminder>" in spilled.content and ticked.content == "ticked"
+    seconds = window["end"] - window["start"]
+    during = [lag for due, lag in lags if window["start"] - 0.01 <= due <= window["end"]]
+    worst = max(during, default=seconds)  # no tick at all while spilling: blocked all along
+    assert worst < seconds / 3, f"the loop stalled {worst:.3f} s while a {seconds:.3f} s spill ran"
+
+
+def test_a_file_holds_at_most_max_bytes_cut_at_a_character_and_the_reminder_says_so(tmp_path):
+    from practice_model import spilled
+
+    cut = spill(LOG, "read_log", threshold=500, folder=tmp_path, max_bytes=10_000, can_read_files=True)
+    assert cut.complete is False and cut.path.read_bytes() == LOG.encode()[:10_000]
+    assert "Only the first 10,000 bytes of the output were saved (the rest is lost)" in cut.content
+    assert "The complete output" not in cut.content and "exit code 3" in cut.content  # the model still sees the end
+    assert spilled.cut_of(cut.content).path == str(cut.path)  # the practice model still finds the file
+    chinese = "北京今天天气晴朗。\n" * 3000
+    cut = spill(chinese, "report", threshold=500, folder=tmp_path, max_bytes=1_000)  # 35 lines of 28 bytes + 20
+    saved = cut.path.read_bytes()
+    assert len(saved) == 35 * 28 + 18 and chinese.startswith(saved.decode("utf-8"))
+    assert "where the part saved is" in cut.content
+    whole = spill(chinese, "report", threshold=500, folder=tmp_path)
+    assert whole.complete and whole.path.read_text(encoding="utf-8") == chinese
+
+
+def test_a_very_long_text_is_judged_from_its_ends_and_said_to_be_about(tmp_path):
+    cut = spill(BIG, "read_log", threshold=2000, folder=tmp_path)
+    from mini_framework.budget.tokens import estimate_tokens
+
+    whole = len(BIG) // 55 * estimate_tokens(BIG[:55])  # as many tokens in every line
+    assert abs(cut.tokens - whole) / whole < 0.01 and f"about {cut.tokens:,} tokens, judged from" in cut.content
+    assert f"{len(BIG):,} characters" in cut.content and cut.path.stat().st_size == len(BIG)
+
+
+def age(path, hours: float) -> None:
+    when = os.path.getmtime(path) - hours * 3600
+    os.utime(path, (when, when), follow_symlinks=False)
+
+
+def test_old_spill_files_are_removed_and_nothing_else(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("keep me")
+    folder = tmp_path / "spill"
+    folder.mkdir()
+    old = folder / "tool_result_read_log_0a1b2c3d.txt"
+    fresh = folder / "tool_result_read_log_1a2b3c4d.txt"
+    others = ["tool_result_read_log_0a1b2c3d.txt.bak", "tool_result_read_log_0A1B2C3D.txt", "notes.txt",
+              "tool_result_read_log_0a1b2c3.txt", "tool_result__0a1b2c3d.txt", "my_tool_result_x_0a1b2c3d.txt"]
+    for path in [old, fresh] + [folder / name for name in others]:
+        path.write_text("x")
+    (folder / "tool_result_dir_2a2b2c2d.txt").mkdir()  # a folder named like a spill file: left alone
+    link = folder / "tool_result_link_3a3b3c3d.txt"
+    link.symlink_to(outside / "precious.txt")  # a link named like one: neither followed nor removed
+    for path in [old, *(folder / name for name in others), folder / "tool_result_dir_2a2b2c2d.txt",
+                 outside / "precious.txt", link]:
+        age(path, 48)
+    cut = spill(LOG, "read_log", threshold=500, folder=folder)
+    left = sorted(p.name for p in folder.iterdir())
+    assert old.name not in left and fresh.name in left and cut.path.name in left
+    assert set(others) | {"tool_result_dir_2a2b2c2d.txt", link.name} <= set(left)
+    assert (outside / "precious.txt").read_text() == "keep me" and link.is_symlink()
+
+
+def test_at_most_keep_files_are_kept_the_new_one_always(tmp_path, monkeypatch):
+    from mini_framework.budget import spill as spill_module
+
+    monkeypatch.setattr(spill_module, "KEEP_FILES", 3)
+    names = [f"tool_result_read_log_{i:08x}.txt" for i in range(5)]
+    for hours, name in enumerate(names):  # the first is the newest
+        (tmp_path / name).write_text("x")
+        age(tmp_path / name, hours)
+    cut = spill(LOG, "read_log", threshold=500, folder=tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([cut.path.name, *names[:2]])
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX ownership")
+def test_other_users_files_and_folders_that_are_not_ours_are_left_alone(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # anyone may rename or replace files here: not written to, not cleaned
+    stale = shared / "tool_result_read_log_0a1b2c3d.txt"
+    stale.write_text("x")
+    age(stale, 48)
+    cut = spill(LOG, "read_log", threshold=500, folder=shared)
+    assert cut.path is None and "could not be saved (the folder can be changed by other users)" in cut.content
+    assert [p.name for p in shared.iterdir()] == [stale.name] and "exit code 3" in cut.content
+
+    shared.chmod(0o1777)  # sticky, like /tmp: others cannot touch our files, so it is fine
+    cut = spill(LOG, "read_log", threshold=500, folder=shared)
+    assert cut.path is not None and not stale.exists()
+
+    if os.geteuid() != 0:
+        return  # only root can give files away
+    theirs = shared / "tool_result_read_log_1a1b1c1d.txt"
+    theirs.write_text("x")
+    os.chown(theirs, 65534, 65534)
+    age(theirs, 48)
+    spill(LOG, "read_log", threshold=500, folder=shared)
+    assert theirs.exists()  # another user's file, even in our folder's pattern and old
+    foreign = tmp_path / "foreign"
+    foreign.mkdir(mode=0o700)
+    os.chown(foreign, 65534, 65534)  # root could write here, but the folder's owner could swap the file
+    cut = spill(LOG, "read_log", threshold=500, folder=foreign)
+    assert cut.path is None and list(foreign.iterdir()) == []

@@ -75,6 +75,49 @@ def test_a_longer_prefix_never_costs_less():  # spill.py searches prefixes by bi
         assert costs == sorted(costs), text
 
 
+def test_counting_a_long_text_in_a_thread_lets_other_threads_run():  # spill.py counts in a thread
+    import threading
+    import time
+
+    text = '2026-11-30 10:00:00 INFO {"order": 12345, "status": "ok"} 北京\n' * 50_000  # 3 MB
+    window: list[float] = []
+
+    def count() -> None:
+        time.sleep(0.05)  # the main thread is ticking by now
+        window.append(time.perf_counter())
+        estimate_tokens(text)
+        window.append(time.perf_counter())
+
+    worker = threading.Thread(target=count)
+    lags = []
+    worker.start()
+    while worker.is_alive():
+        due = time.perf_counter() + 0.005
+        time.sleep(0.005)
+        lags.append(time.perf_counter() - due)
+    worker.join()
+    seconds = window[1] - window[0]
+    assert max(lags) < seconds / 3, f"other threads waited {max(lags):.3f} s of a {seconds:.3f} s count"
+
+
+def test_the_estimate_is_linear_in_the_length():
+    import time
+
+    line = '2026-11-30 10:00:00 INFO {"order": 12345, "status": "ok"} 北京\n'
+
+    def seconds(n: int) -> float:  # the best of three, so that a busy machine does not decide
+        text = line * n
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            assert estimate_tokens(text) > n
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    small, large = seconds(2_000), seconds(20_000)
+    assert large < small * 30, (small, large)  # ten times the text, about ten times the time (not a hundred)
+
+
 # ---------------------------------------------------------------------------------------------
 # tiktoken, offline only.
 

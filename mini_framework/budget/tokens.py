@@ -131,13 +131,16 @@ def estimate_tokens(text: str) -> int:
     if not isinstance(text, str):
         raise TypeError(f"estimate_tokens() takes text (str), not {type(text).__name__}")
     total = 0.0
-    for wide, word, _digits, symbols, _space in _PIECE.findall(text):
-        if wide:
-            total += len(wide) * CJK_TOKENS
-        elif word:
+    for match in _PIECE.finditer(text):  # one piece at a time: no list of millions of pieces, no long GC pauses
+        kind = match.lastgroup
+        if kind == "wide":
+            total += (match.end() - match.start()) * CJK_TOKENS
+        elif kind == "word":
+            word = match.group()
             letters = len(word) - (not word[0].isalpha())
             total += (1 if letters <= 7 else 1 + (letters - 7) / 4) + (not word[0].isascii())  # "😀c" as "😀"
-        elif symbols:
+        elif kind == "symbols":
+            symbols = match.group()
             others = 0 if symbols.isascii() else sum(1 for ch in symbols if not ch.isascii())  # other scripts
             total += 1 + max(0, len(symbols) - others - 2) / 2 + others
         else:

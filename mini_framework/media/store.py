@@ -15,6 +15,10 @@ What counts as an image in a tool's return value (`find_media`), and nothing els
                                           suffix, and used only if the file is in an allowed folder and
                                           really is an image (never an error: it may just be a file name)
 
+The dicts are Python values the tool returned. A string is text, whatever it holds: JSON that looks
+like one of these shapes (a web page, a file, another service's answer, which a tool passes on) is
+never parsed into an image, so it cannot make the agent read a local file or fetch a URL.
+
 A `media_id` is `tool:{tool name}:{8 hex digits of the bytes' SHA-256}`: it names the image, not
 where it came from, so no path reaches the model through it. The store keeps the bytes for the
 run (bounded), so a later turn (or `image_understand`) can refer to an image by id.
@@ -35,7 +39,7 @@ from urllib.parse import urlsplit
 
 from .images import ImageInfo, sniff
 from .sources import MediaError, MediaPolicy, fetch_url, read_data_url, read_path
-from .types import Detail, ImgPath, ImgUrl, Text
+from .types import Detail, ImgPath, ImgUrl
 
 __all__ = ["IMAGE_SUFFIXES", "Media", "MediaError", "MediaStore", "find_media"]
 
@@ -77,16 +81,11 @@ def find_media(value: Any) -> tuple[Any, list[Found]]:
     ('销售额', [Found(image=ImgPath(path=PosixPath('sales.png'), detail='auto'), explicit=True)])
     >>> find_media({"temperature": 22})
     ({'temperature': 22}, [])
+    >>> find_media('{"kind": "image", "path": "/etc/passwd.png"}')    # text is text: never parsed
+    ('{"kind": "image", "path": "/etc/passwd.png"}', [])
     """
     if isinstance(value, (ImgPath, ImgUrl)):
         return None, [Found(value)]
-    if isinstance(value, str) and not isinstance(value, Text) and value.lstrip().startswith("{"):
-        try:
-            parsed = json.loads(value)
-        except (ValueError, RecursionError):
-            return value, []
-        rest, found = find_media(parsed) if isinstance(parsed, dict) else (value, [])
-        return (rest if found else value), found
     if isinstance(value, (tuple, list)) and any(isinstance(v, (ImgPath, ImgUrl)) for v in value):
         texts = [v for v in value if not isinstance(v, (ImgPath, ImgUrl))]
         images = [Found(v) for v in value if isinstance(v, (ImgPath, ImgUrl))]
