@@ -112,14 +112,18 @@ TRUNCATED = ("The reply was cut off (finish_reason \"length\") while this call w
 
 EventHandler = Callable[[Event], Any]
 log = logging.getLogger("mini_framework")
-_UNSET: Any = object()
 
 
 # ----------------------------------------------------------------------------- the agent
 
 
 class Agent:
-    """A model, some tools, and the loop between them. See the module docstring."""
+    """A model, some tools, and the loop between them. See the module docstring.
+
+    Keyword options beyond the loop's own settings are the features' shorthands (SHORTHANDS: approver,
+    audit_log, checkpoint, approval_timeout, image_input, image_fallback, vision, media, result_cache,
+    spill_dir, max_history_tokens, stream) or request parameters (temperature=0, tool_choice=...).
+    """
 
     def __init__(
         self,
@@ -137,27 +141,15 @@ class Agent:
         format_result: ResultFormatter = result_text,
         hooks: Iterable[Hook] = (),
         on_event: EventHandler | None = None,
-        checkpoint: Any = None,
-        approver: Any = None,
-        approval_timeout: float | None = _UNSET,
-        audit_log: str | os.PathLike[str] | None = None,
-        image_input: bool | None = None,
-        image_fallback: str | None = None,
-        vision: Any = None,
-        media: Any = None,
-        result_cache: Any = None,
-        spill_dir: str | os.PathLike[str] | None = None,
-        max_history_tokens: int | None = None,
-        stream: bool = False,
-        **request_options: Any,
+        **options: Any,
     ) -> None:
-        check_options(request_options)
+        check_options(options)
         check_settings(max_iterations=max_iterations, max_repeats=max_repeats, tool_timeout=tool_timeout,
                        max_concurrency=max_concurrency, retry_budget=retry_budget)
         if isinstance(tools, (str, bytes, dict)) or isinstance(tools, Tool) or callable(tools):
             raise TypeError("tools must be a list of tools, e.g. tools=[get_weather]")
-        if not isinstance(stream, bool):
-            raise TypeError(f"stream must be True or False, not {stream!r:.40}")
+        if not isinstance(options.get("stream", False), bool):
+            raise TypeError(f"stream must be True or False, not {options['stream']!r:.40}")
         self.client = client  # an OpenAI or AsyncOpenAI client (see connect())
         self.model = model
         self.tools: list[Tool] = list(tools_by_name(tools).values())  # two tools with one name: ValueError
@@ -170,13 +162,9 @@ class Agent:
         self.format_error = format_error
         self.format_result = format_result
         self.handlers: list[EventHandler] = [on_event] if on_event else []
-        self.request_options = request_options  # e.g. temperature=0, tool_choice="required"
-        given = {"checkpoint": checkpoint, "approver": approver, "approval_timeout": approval_timeout,
-                 "audit_log": audit_log, "image_input": image_input, "image_fallback": image_fallback,
-                 "vision": vision, "media": media, "result_cache": result_cache, "spill_dir": spill_dir,
-                 "max_history_tokens": max_history_tokens, "stream": stream or None}
-        self.hooks: list[Hook] = list(hooks) + self._feature_hooks(
-            {k: v for k, v in given.items() if v is not None and v is not _UNSET})
+        self.request_options = {k: v for k, v in options.items() if k not in SHORTHANDS}  # e.g. temperature=0
+        given = {k: v for k, v in options.items() if k in SHORTHANDS and v is not None and (k, v) != ("stream", False)}
+        self.hooks: list[Hook] = list(hooks) + self._feature_hooks(given)
         self.hooks = with_option_hooks(self.hooks, self.tools)  # a tool's option no hook handles: its feature's
         for hook in ordered(self.hooks):
             hook.attach(self)
@@ -557,10 +545,10 @@ def check_options(options: dict[str, Any]) -> None:
     TypeError: Agent() got an unknown option 'max_iteration'; did you mean 'max_iterations'?
       (A provider's own request parameters go in extra_body={...}.)
     """
-    settings = [name for name in inspect.signature(Agent.__init__).parameters
-                if name not in ("self", "request_options")]
+    settings = [name for name in inspect.signature(Agent.__init__).parameters if name not in ("self", "options")]
+    settings += list(SHORTHANDS)
     for name in options:
-        if name in REQUEST_OPTIONS or name in SDK_OPTIONS:
+        if name in REQUEST_OPTIONS or name in SDK_OPTIONS or name in SHORTHANDS:
             continue
         close = difflib.get_close_matches(name, [*settings, *REQUEST_OPTIONS, *SDK_OPTIONS], n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else "."
