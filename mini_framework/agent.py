@@ -248,7 +248,7 @@ class Agent:
     def load(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> RunResult:
         """A paused run that `result.save(path)` wrote, ready to be decided and resumed by this agent (it
         needs the same tools). A damaged, edited or unsigned file raises SavedRunError; nothing runs."""
-        return feature("approvals").saved.load(path, self.tools, key=key)
+        return feature("approvals.saved").load(path, self.tools, key=key)
 
     def events(self, prompt: str | list[Any], *, context: Any = None) -> Iterator[Event]:
         """The run's events as they happen, from sync code: `for event in agent.events(q): print(event)`."""

@@ -66,9 +66,11 @@ def feature(folder: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name != name:  # the folder is there, and something it imports is not: say that
+        if exc.name not in (name, f"{__package__}.{folder.split('.')[0]}"):  # the folder is there, and
+            # something it imports is not: say that
             raise
-        raise FeatureMissing(f"this needs the {folder} feature ({__package__}/{folder}/), which this copy of the "
+        top = folder.split(".")[0]
+        raise FeatureMissing(f"this needs the {top} feature ({__package__}/{top}/), which this copy of the "
                              "framework does not have: copy that folder too") from None
 
 

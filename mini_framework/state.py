@@ -100,7 +100,7 @@ class RunResult:
     def save(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> None:
         """Write this paused run to a signed JSON file (0600, atomically); `agent.load(path)` continues it, also
         in another process. Decisions already made are kept (the approvals feature: approvals/saved.py)."""
-        feature("approvals").saved.save(self, path, key=key)
+        feature("approvals.saved").save(self, path, key=key)
 
     def find(self, call_id: str) -> Any:
         """The pending call with this id, to decide it (a service gets ids back from its approval page)."""

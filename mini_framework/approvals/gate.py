@@ -15,6 +15,16 @@ Every Agent whose tools include one with `requires_approval` has this hook, give
                    about to run (binding), then spent, once; a gated call without one is declined
 
 The state of a run's approvals (`ApprovalState`) is what a saved run stores (saved.py).
+
+What a decision can be, and the seams left for what comes next:
+    approve / edit         the call runs, once, with the arguments shown; `valid_for=` makes it expire
+    deny / respond         it does not run; the model reads why, or the person's own answer (respond)
+    preview                a tool's `preview(arguments)` says what the call would do; shown with details()
+    a question             `Pending(kind="question")` is the same kind of pause, answered with respond()
+    a sub-agent's pause    any hook may `plan.hold(item)`: a tool that runs an agent can hold the parent's
+                           call with the child's paused result, and resuming the parent resumes the child
+    a tool list            `attach(agent)` sees every tool before the first request: the place to ask a
+                           person to approve the tools a server offers (the MCP lesson builds on it)
 """
 from __future__ import annotations
 
