@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
@@ -78,48 +78,7 @@ _WHERE = {name: module for module, names in {
     ".budget": "ResultCache Price estimate_tokens count_tokens message_tokens trim_history",
     ".streaming": "Assembler",
 }.items() for name in names.split()}
-__all__ = sorted(_WHERE)
-
-if TYPE_CHECKING:  # what a type checker and an editor see; at run time, __getattr__ below
-    from .agent import Agent  # noqa: F401
-    from .approvals import AuditLog, Decision, Pending, SavedRunError, Verdict  # noqa: F401
-    from .arguments import ArgumentsError, prepare  # noqa: F401
-    from .budget import Price, ResultCache, count_tokens, estimate_tokens, message_tokens, trim_history  # noqa: F401
-    from .connection import Connection, Settings, connect, connect_async, load_settings  # noqa: F401
-    from .display import dump, show  # noqa: F401
-    from .events import (  # noqa: F401
-        CapReached,
-        Event,
-        FinalAnswer,
-        ModelRequest,
-        ModelResponse,
-        RunPaused,
-        TextDelta,
-        ToolFinished,
-        ToolStarted,
-    )
-    from .executor import Executor, ToolError, ToolResult  # noqa: F401
-    from .hooks import FeatureMissing, Hook, Plan, Request, Run  # noqa: F401
-    from .media import (  # noqa: F401
-        ImgPath,
-        ImgUrl,
-        Media,
-        MediaError,
-        MediaPolicy,
-        MediaStore,
-        Text,
-        Vision,
-        find_media,
-        image_input_for,
-        media_dir,
-    )
-    from .redaction import redact  # noqa: F401
-    from .replies import ProviderError, ToolCall, read_reply  # noqa: F401
-    from .schema import ToolDefinitionError  # noqa: F401
-    from .state import RunResult, Usage  # noqa: F401
-    from .streaming import Assembler  # noqa: F401
-    from .tools import Tool, ToolOptions, tool  # noqa: F401
-
+__all__ = sorted(_WHERE)  # what each name is, for type checkers and editors: __init__.pyi
 
 def __getattr__(name: str) -> Any:
     if name not in _WHERE:
