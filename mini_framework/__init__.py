@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
@@ -132,6 +133,11 @@ __all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Co
            "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
            "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
 
+_FEATURES = ("approvals", "media", "budget", "streaming")  # folders a copy may go without
+# `from mini_framework import *` gives what this copy has: the names of a feature folder it went without are left out
+__all__[:] = [n for n in __all__ if _WHERE[n][1:] not in _FEATURES
+              or os.path.isdir(os.path.join(os.path.dirname(__file__), _WHERE[n][1:]))]
+
 if TYPE_CHECKING:  # what a type checker and an editor see; at run time, __getattr__ below
     from .agent import Agent
     from .approvals import AuditLog, Decision, Pending, SavedRunError, Verdict
@@ -165,7 +171,13 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time, __getat
 def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+    where = _WHERE[name]
+    if where[1:] in _FEATURES:  # a folder this copy may not have: FeatureMissing names it
+        from .hooks import feature
+
+        value = getattr(feature(where[1:]), name)
+    else:
+        value = getattr(importlib.import_module(where, __name__), name)
     globals()[name] = value  # found once
     return value
 
