@@ -5,7 +5,7 @@ classes and functions, found with `ast`) do not; a statement over several lines 
 line it spans (a multi-line string that is not a docstring included). Layers:
 
     core             mini_framework/*.py (the front door, __init__.py, included)
-    approvals, media, budget, streaming     each feature folder
+    approvals, ...   each feature folder, mini_framework/<folder>/
     builtin          mini_framework/builtin/
     practice_model   the offline practice model, beside the framework
 
@@ -23,8 +23,8 @@ import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FEATURES = ("approvals", "media", "budget", "streaming")
-LAYERS = ("core", *FEATURES, "builtin", "practice_model")
+FOLDERS = sorted(p.name for p in (ROOT / "mini_framework").iterdir() if (p / "__init__.py").is_file())
+LAYERS = ("core", *(f for f in FOLDERS if f != "builtin"), "builtin", "practice_model")  # each feature folder
 NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
             tokenize.ENCODING, tokenize.ENDMARKER}
 

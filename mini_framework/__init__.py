@@ -133,10 +133,12 @@ __all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Co
            "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
            "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
 
-_FEATURES = ("approvals", "media", "budget", "streaming")  # folders a copy may go without
 # `from mini_framework import *` gives what this copy has: the names of a feature folder it went without are left out
-__all__[:] = [n for n in __all__ if _WHERE[n][1:] not in _FEATURES
-              or os.path.isdir(os.path.join(os.path.dirname(__file__), _WHERE[n][1:]))]
+try:
+    _HERE = {entry.removesuffix(".py") for entry in os.listdir(os.path.dirname(__file__))}
+    __all__[:] = [name for name in __all__ if _WHERE[name][1:] in _HERE]
+except OSError:  # not a folder on disk (a zip): every name stays
+    pass
 
 if TYPE_CHECKING:  # what a type checker and an editor see; at run time, __getattr__ below
     from .agent import Agent
@@ -171,13 +173,15 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time, __getat
 def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    where = _WHERE[name]
-    if where[1:] in _FEATURES:  # a folder this copy may not have: FeatureMissing names it
+    try:
+        module = importlib.import_module(_WHERE[name], __name__)
+    except ModuleNotFoundError as missing:
+        if missing.name != f"{__name__}{_WHERE[name]}":
+            raise
         from .hooks import feature
 
-        value = getattr(feature(where[1:]), name)
-    else:
-        value = getattr(importlib.import_module(where, __name__), name)
+        module = feature(_WHERE[name][1:])  # a feature folder this copy went without: FeatureMissing names it
+    value = getattr(module, name)
     globals()[name] = value  # found once
     return value
 

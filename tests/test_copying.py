@@ -32,7 +32,7 @@ from practice_model import PracticeServer
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "mini_framework"
-FOLDERS = ("approvals", "media", "budget", "streaming", "builtin")  # every folder of the package
+FOLDERS = tuple(sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()))  # features, builtin/
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
@@ -291,7 +291,12 @@ def test_the_readme_copies_the_core_alone_the_features_asked_for_or_everything(t
     assert files(some) == files(copy_framework(tmp_path / "expected_some", ("approvals", "streaming")))
     everything = copy_as_the_readme_says(tmp_path / "everything", 2)
     assert files(everything) == files(copy_framework(tmp_path / "expected_all", FOLDERS))
-    assert {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(FOLDERS)
+
+
+def test_the_readme_says_what_each_folder_gives_and_needs() -> None:
+    section = README.split("\n## Copying the framework", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([a-z_]+)/` \|", section, re.M)
+    assert sorted(rows) == sorted(FOLDERS), "a folder of mini_framework/ without its row in the README's table"
 
 
 def test_the_core_alone_runs_a_tool_loop(copies: dict[str, Launched]) -> None:
