@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 from typing import Any
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
@@ -80,10 +81,26 @@ _WHERE = {name: module for module, names in {
 }.items() for name in names.split()}
 __all__ = sorted(_WHERE)  # what each name is, for type checkers and editors: __init__.pyi
 
+# `from mini_framework import *` gives what this copy has: the names of a feature folder it went without are left out
+try:
+    _HERE = {entry.removesuffix(".py") for entry in os.listdir(os.path.dirname(__file__))}
+    __all__[:] = [name for name in __all__ if _WHERE[name][1:] in _HERE]
+except OSError:  # not a folder on disk (a zip): every name stays
+    pass
+
+
 def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+    try:
+        module = importlib.import_module(_WHERE[name], __name__)
+    except ModuleNotFoundError as missing:
+        if missing.name != f"{__name__}{_WHERE[name]}":
+            raise
+        from .hooks import feature
+
+        module = feature(_WHERE[name][1:])  # a feature folder this copy went without: FeatureMissing names it
+    value = getattr(module, name)
     globals()[name] = value  # found once
     return value
 
