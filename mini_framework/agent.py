@@ -476,8 +476,11 @@ def _held_call(item: Any) -> Any:
 
 def repeat_key(plan: Plan) -> str:
     """What makes two calls the same call: the tool and its validated arguments, key order ignored."""
-    values = plan.values
-    return f"{plan.call.name} {canonical(values if values is not None else plan.call.arguments)}"
+    if "repeat" not in plan.data:  # once per call: arguments do not change once checked
+        values = plan.values
+        plan.data["repeat"] = f"{plan.call.name} {canonical(values if values is not None else plan.call.arguments)}"
+    key: str = plan.data["repeat"]
+    return key
 
 
 def _call_id(call: Any) -> Any:

@@ -171,6 +171,7 @@ class Approvals(Hook):
                 plan.answered = _declined(call, UNAPPROVED)
                 return
             plan.arguments = edited  # checked when the person edited it: not validated again
+            plan.data.pop("repeat", None)  # it is now another call: counted as what runs
         if decision.expired():
             self._audit(run, "expired", call, decision.arguments, by="gate", reason="the approval expired")
             plan.answered = _declined(call, EXPIRED)

@@ -57,12 +57,14 @@ class MediaHook(Hook):
             self.vision.prepare(request.messages)
 
     async def around_call(self, plan: Plan, proceed: Proceed) -> ToolResult:
-        in_a_run = plan.run is not None and plan.run.agent is not None
-        seen = CONVERSATION.set(conversation_ids(plan.run.state.messages) if plan.run and in_a_run else None)
-        try:
-            result = await proceed()  # image_understand may look at this conversation's images only
-        finally:
-            CONVERSATION.reset(seen)
+        if plan.call.name == "image_understand" and plan.run is not None and plan.run.agent is not None:
+            seen = CONVERSATION.set(conversation_ids(plan.run.state.messages))  # it may look at this
+            try:                                                               # conversation's images only
+                result = await proceed()
+            finally:
+                CONVERSATION.reset(seen)
+        else:
+            result = await proceed()
         if not result.ok or result.value is None:
             return result
         value, found = _find_media(result.value)
