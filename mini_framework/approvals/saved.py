@@ -162,12 +162,12 @@ class _Run(_Strict):
 
 def save(result: RunResult, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> None:
     """Write a paused run to `path`, signed (see the module docstring)."""
-    if not isinstance(result, RunResult) or result.state is None or not result.paused:
+    state = result.state if isinstance(result, RunResult) else None
+    if state is not None and state.busy:
+        raise ValueError("this run is being resumed right now: save it once it pauses again")
+    if state is None or not state.pending or state.done:  # the run's own list: `result.pending` can be rebound
         raise ValueError("only a paused run can be saved (result.paused is False): a finished run's "
                          "messages are all there is to keep — json.dump(result.messages, f)")
-    state = result.state
-    if state.busy:
-        raise ValueError("this run is being resumed right now: save it once it pauses again")
     target = Path(path).absolute()
     if not target.parent.is_dir():
         raise FileNotFoundError(2, "no such folder to save the paused run in", str(target.parent))
@@ -285,16 +285,22 @@ def _restore(run: _Run, raw: dict[str, Any], tools: dict[str, Tool], name: str) 
         if item.gated and item.call.name not in tools:
             raise SavedRunError(f"{name} waits on {item.call.name}, which this agent does not have: load it "
                                 "into an agent with the same tools")
+        tool = tools.get(item.call.name)
+        expected = _checked(tool, item.call.arguments)  # what this agent would run for the call
+        if item.arguments is not None and item.arguments != expected:
+            raise SavedRunError(f"{name} cannot be resumed: the arguments shown for call {item.call.id!r:.60} are "
+                                "not what its call would run")
         decision = item.decision
         if decision is not None and decision.action != "deny":
-            _check_decision(name, item.call, decision, item.arguments)
+            _check_decision(name, item.call, decision, expected, tool)
     for call_id, decision in run.approvals.items():
         call = next((c for c in waiting if c.id == call_id), None)
         if call is None:
             raise SavedRunError(f"{name} cannot be resumed: a decision is for a call that is not waiting")
         if decision.action != "deny":
+            tool = tools.get(call.name)
             _check_decision(name, _Call(id=call.id, name=call.name, arguments=call.arguments), decision,
-                            decision.arguments)
+                            _checked(tool, call.arguments), tool)
     state = RunState(
         raw["messages"], iteration=run.iteration,
         usage=Usage(run.usage.requests, run.usage.prompt_tokens, run.usage.completion_tokens, run.usage.cached_tokens,
@@ -315,14 +321,30 @@ def _restore(run: _Run, raw: dict[str, Any], tools: dict[str, Tool], name: str) 
                      state.pending, state)
 
 
-def _check_decision(name: str, call: _Call, decision: _Decision, arguments: dict[str, Any] | None) -> None:
-    """A decision that lets a call run must be bound to that call and the arguments shown for it."""
+def _check_decision(name: str, call: _Call, decision: _Decision, expected: dict[str, Any] | None,
+                    tool: Tool | None) -> None:
+    """A decision that lets a call run must be bound to that call and to what would run: for an approval, the
+    call's arguments as this agent's tool checks them (`expected`); for an edit, the edit as checked."""
     if decision.arguments is None and decision.action == "approve" and not decision.bound_to:
         return  # a checkpoint's approval of a call as written (no arguments could be checked)
-    if decision.arguments is None or (decision.action == "approve" and decision.arguments != arguments) \
+    runs = expected if decision.action == "approve" else \
+        _checked(tool, decision.given if decision.given is not None else decision.arguments)
+    if decision.arguments is None or decision.arguments != runs \
             or decision.bound_to != binding(call.name, decision.arguments, call.id):
         raise SavedRunError(f"{name} cannot be resumed: the decision on call {call.id!r:.60} does not match the "
                             "call it decides")
+
+
+def _checked(tool: Tool | None, arguments: Any) -> dict[str, Any] | None:
+    """Arguments as `tool` checks them (JSON-ready values, what a person approves), or None if they can't be."""
+    if tool is None:
+        return None
+    from ..arguments import prepare  # here: arguments.py builds on the tools this module guards
+
+    try:
+        return prepare(tool, arguments).model_dump(mode="json", by_alias=True)
+    except Exception:  # invalid, or a validator that crashed: nothing can be approved for it
+        return None
 
 
 def _approvals(state: RunState) -> ApprovalState:
