@@ -475,3 +475,51 @@ def test_a_tools_preview_is_shown_escaped_to_the_person():
     send.preview = lambda arguments: f"an e-mail to {arguments.to}"  # @tool functions: assign one
     _, paused = _paused(("c1", "send", {"to": "li"}), tools=[send])
     assert paused.pending[0].preview == "an e-mail to li" and "an e-mail to li" in paused.pending[0].details()
+
+
+# ----------------------------------------------------------------------------- 7. attacked again: files, paths, text
+
+
+def test_an_audit_log_path_that_is_a_fifo_is_an_error_not_a_hang(tmp_path):
+    os.mkfifo(fifo := tmp_path / "audit.jsonl")
+    started = time.monotonic()
+    with pytest.raises(OSError):
+        Agent(ScriptedClient([]), "m", [send_email], audit_log=fifo)
+    assert time.monotonic() - started < 5
+
+
+def test_the_audit_log_file_shows_hidden_characters_as_escapes(tmp_path):
+    log = tmp_path / "audit.jsonl"
+    call_id = "c1\u202e\u0085\u009b2K\u200b\U000e0041"  # bidi override, C1 controls (NEL, CSI), invisible
+    agent, paused = _paused((call_id, "send_email", MAIL), audit_log=log)
+    paused.pending[0].approve(by="王经理")
+    agent.resume(paused)
+    text = log.read_text(encoding="utf-8")
+    assert text.isascii() is False and "王经理" in text  # Chinese stays readable
+    assert all(line.isprintable() for line in text.split("\n"))
+    assert [e["call_id"] for e in read_audit(log)] == [call_id] * 3  # the same JSON
+
+
+def test_the_key_and_the_record_of_spent_approvals_must_be_owner_only(tmp_path, monkeypatch):
+    from mini_framework.approvals.record import signing_key, spent_folder
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("MINI_FRAMEWORK_HOME", str(home))
+    monkeypatch.delenv("MINI_FRAMEWORK_SAVE_KEY", raising=False)
+    key = signing_key()
+    assert oct((home / "save.key").stat().st_mode & 0o777) == "0o600" and signing_key() == key
+    (home / "save.key").chmod(0o644)  # readable by others: anyone could sign a run
+    with pytest.raises(PermissionError, match="open to other users"):
+        signing_key()
+    (home / "save.key").chmod(0o600)
+    home.chmod(0o777)  # others could delete the record of spent approvals
+    with pytest.raises(PermissionError, match="open to other users"):
+        spent_folder()
+    home.chmod(0o700)
+    (home / "save.key").rename(home / "real.key")
+    (home / "save.key").symlink_to(home / "real.key")
+    with pytest.raises(PermissionError, match="not a plain file"):
+        signing_key()
+    monkeypatch.setenv("MINI_FRAMEWORK_HOME", "relative/home")
+    with pytest.raises(ValueError, match="absolute path"):
+        signing_key()

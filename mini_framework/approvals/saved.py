@@ -237,7 +237,10 @@ def claim_copies(approvals: ApprovalState) -> None:
 def _read(where: Path, tools: list[Tool], name: str, secret: bytes) -> RunResult:
     """Read and check a taken file."""
     try:
-        with open(where, "rb") as f:
+        fd = os.open(where, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:  # not through a symlink swapped in after the check in load()
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise SavedRunError(f"{name} is not a regular file: not a saved run")
             raw = f.read(MAX_BYTES + 1)
         if len(raw) > MAX_BYTES:
             raise SavedRunError(f"{name} is over {MAX_BYTES // 2**20} MB: not a saved run of ours")
