@@ -12,9 +12,11 @@ result as the model read it. Not kept: what tools returned as Python values (`To
 registered images (the image parts in the conversation stay), and `context` (it only shapes the
 system prompt, which is already in the conversation).
 
-A saved run can grant an approval, so it is signed: an HMAC-SHA256 of its content under a secret the
-loading process holds — the `key` you give, else $MINI_FRAMEWORK_SAVE_KEY, else an owner-only key file
-made on first use (record.py), so a kernel restart on the same machine just works. A file that is
+A saved run can grant an approval, so it is signed: an HMAC-SHA256 of its content (a checksum only the
+holder of the key can compute) under a secret the loading process holds — the `key` you give, else
+$MINI_FRAMEWORK_SAVE_KEY, else an owner-only key file made on first use (record.py), so a kernel restart
+on the same machine just works. The file names its key (`key_id`, which tells nothing about the key), so
+a file signed with another key says so. A file that is
 unsigned (as the previous edition wrote them), signed with another key, cut short, edited, or whose
 content does not describe a paused run is refused with SavedRunError saying why; nothing runs, and the
 file is left where it was. A decision in the file must match the call it decides (its arguments and
@@ -48,7 +50,7 @@ from .record import signing_key, spent_folder
 if TYPE_CHECKING:
     from ..tools import Tool
 
-__all__ = ["FORMAT", "SavedRunError", "claim_copies", "load", "save"]
+__all__ = ["FORMAT", "SavedRunError", "claim_copies", "key_id", "load", "save"]
 
 TAKEN = ".loaded"  # suffix of a saved run's file once it was loaded or its run resumed
 FORMAT = "mini_framework.paused_run/2"
@@ -176,8 +178,8 @@ def save(result: RunResult, path: str | os.PathLike[str], *, key: bytes | str | 
     approvals.record = spent_folder()  # from now on, its approvals are spent across processes
     run = _dump(state, approvals)
     try:
-        text = json.dumps({"format": FORMAT, "signature": _sign(run, secret), "run": run}, ensure_ascii=False,
-                          indent=1)
+        text = json.dumps({"format": FORMAT, "key": key_id(secret), "signature": _sign(run, secret), "run": run},
+                          ensure_ascii=False, indent=1)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"this run cannot be saved as JSON: {exc} (a message or tool result holds a Python "
                          "object; give the agent plain dicts)") from None
@@ -259,8 +261,13 @@ def _read(where: Path, tools: list[Tool], name: str, secret: bytes) -> RunResult
     signature = data.get("signature")
     if not isinstance(data.get("run"), dict) or not isinstance(signature, str) \
             or not hmac.compare_digest(signature, _sign(data["run"], secret)):
-        raise SavedRunError(f"{name} is not signed with this process's key, or was changed after it was saved: "
-                            "refusing to resume it (see MINI_FRAMEWORK_SAVE_KEY)")
+        signer = data.get("key")
+        if isinstance(signer, str) and signer != key_id(secret):
+            raise SavedRunError(f"{name} was signed with another key than this process's (key {signer!r:.20}, this "
+                                f"process has {key_id(secret)!r}): refusing to resume it. Every process that loads "
+                                "saved runs needs the same key: see MINI_FRAMEWORK_SAVE_KEY")
+        raise SavedRunError(f"{name} was changed after it was saved (its checksum does not match): refusing to "
+                            "resume it")
     try:
         run = _Run.model_validate(data["run"])
     except ValidationError as exc:
@@ -385,6 +392,16 @@ def _dump(state: RunState, approvals: ApprovalState) -> dict[str, Any]:
         "approvals": {k: decision(d) for k, d in approvals.approvals.items()},
         "spent": approvals.spent, "capped": state.capped, "done": state.done,
     }
+
+
+def key_id(secret: bytes) -> str:
+    """A name for a signing key, stored beside the signature, so a file signed with another key says so (it
+    tells nothing about the key: an HMAC of a fixed text under it).
+
+    >>> key_id(b"0123456789abcdef") == key_id(b"0123456789abcdef") != key_id(b"another key, 16+ b")
+    True
+    """
+    return hmac.new(secret, b"mini_framework saved-run key", hashlib.sha256).hexdigest()[:12]
 
 
 def _sign(run: Any, secret: bytes) -> str:
