@@ -476,6 +476,13 @@ def test_a_tools_preview_is_shown_escaped_to_the_person():
     _, paused = _paused(("c1", "send", {"to": "li"}), tools=[send])
     assert paused.pending[0].preview == "an e-mail to li" and "an e-mail to li" in paused.pending[0].details()
 
+    def exits(arguments):
+        raise SystemExit(2)  # argparse inside a preview
+
+    send.preview = exits
+    _, paused = _paused(("c1", "send", {"to": "li"}), tools=[send])
+    assert paused.pending[0].preview == "(its preview failed: SystemExit)"
+
 
 # ----------------------------------------------------------------------------- 7. attacked again: files, paths, text
 
