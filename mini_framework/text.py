@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 __all__ = ["as_dict", "brief", "quote", "visible"]
@@ -33,18 +34,25 @@ def quote(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+# Characters Python counts as printable that show as nothing (Unicode's default-ignorable code points that are
+# letters or marks): Hangul fillers, the combining grapheme joiner, Mongolian and other variation selectors.
+_BLANK = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+
+
 def visible(text: str) -> str:
     r"""Text from a model or a provider, safe to show a person: every character that moves the cursor, hides
     itself or reorders what follows (control characters, ANSI escapes, line and paragraph separators, bidi
-    overrides, zero-width characters) is shown as its \u escape, so what is shown is what it is.
+    overrides, zero-width and blank characters) is shown as its \u escape, so what is shown is what it is.
 
     >>> print(visible("call_1\x1b[2K\rsend_email(to='boss')"), visible("invoice\u202egpj.exe"), visible("北京"))
     call_1\u001b[2K\u000dsend_email(to='boss') invoice\u202egpj.exe 北京
+    >>> print(visible("li\u3164@example.com"))
+    li\u3164@example.com
     """
-    if text.isprintable():
+    if text.isprintable() and not _BLANK.search(text):
         return text
-    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
-                   for ch in text)
+    return "".join(ch if ch.isprintable() and not _BLANK.match(ch)
+                   else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}" for ch in text)
 
 
 def brief(value: Any, limit: int = 80) -> str:

@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -48,9 +49,9 @@ class AuditLog:
         entry = {"time": _iso(at if at is not None else time.time()), "event": event, "run": run,
                  "call_id": redact_secrets(call_id)[:200], "tool": tool, "arguments_hash": arguments_hash,
                  "by": redact_secrets(by)[:200], "reason": redact_secrets(reason)[:500], **details}
-        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+        line = _printable(json.dumps(entry, ensure_ascii=False, default=str)) + "\n"
         with self._lock:
-            self._append(line.encode("utf-8", "backslashreplace"))  # a lone surrogate becomes a JSON \\u escape
+            self._append(line.encode("utf-8"))
 
     def check(self) -> None:
         """Make sure the log can be written now (created if missing), rather than at the first gated call."""
@@ -61,8 +62,10 @@ class AuditLog:
         if self.path.is_dir():
             raise IsADirectoryError(21, "the audit log path is a folder", str(self.path))
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)  # never through a symlink
-        fd = os.open(self.path, flags, 0o600)
+        fd = os.open(self.path, flags | getattr(os, "O_NONBLOCK", 0), 0o600)  # a FIFO: an error, not a hang
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(22, "the audit log path is not a regular file (a FIFO, a device)", str(self.path))
             if data:
                 os.write(fd, data)
         finally:
@@ -95,6 +98,28 @@ def arguments_hash(arguments: Any) -> str:
     key = os.environ.get(AUDIT_KEY_VARIABLE, "")
     digest = hmac.new(key.encode(), text, hashlib.sha256) if key else hashlib.sha256(text)
     return digest.hexdigest()[:16]
+
+
+def _printable(line: str) -> str:
+    r"""A JSON line with every character that is not printable (C1 controls, bidi overrides, line separators,
+    zero-width characters, lone surrogates) as its JSON \u escape: the same JSON, and `cat audit.jsonl` in a
+    terminal shows what is there (Chinese stays readable).
+
+    >>> _printable('{"call_id": "c\u202e1", "by": "王经理"}')
+    '{"call_id": "c\\u202e1", "by": "王经理"}'
+    """
+    if line.isprintable():
+        return line
+    out = []
+    for ch in line:
+        if ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:  # JSON writes characters beyond the BMP as a surrogate pair
+            high, low = divmod(ord(ch) - 0x10000, 0x400)
+            out.append(f"\\u{0xd800 + high:04x}\\u{0xdc00 + low:04x}")
+    return "".join(out)
 
 
 def _iso(seconds: float) -> str:

@@ -240,4 +240,4 @@ def _short(value: Any, limit: int = 60) -> str:
     flat = text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\r", "⏎")
     shown = flat if len(flat) <= limit else flat[: limit - 1] + "…"
     hidden = f" (+{len(flat) - len(shown) + 1} characters)" if shown != flat else ""
-    return (repr(shown) if isinstance(value, str) else shown) + hidden
+    return visible(repr(shown) if isinstance(value, str) else shown) + hidden  # a list's strings too

@@ -310,7 +310,9 @@ def _preview(tool: Any, plan: Plan) -> str | None:
         return None
     try:
         return str(show(plan.arguments))[:4000]
-    except Exception as exc:
+    except (KeyboardInterrupt, GeneratorExit):
+        raise
+    except BaseException as exc:  # even SystemExit (argparse in a preview): the call still waits for a person
         return f"(its preview failed: {type(exc).__name__})"
 
 

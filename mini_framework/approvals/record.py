@@ -28,8 +28,12 @@ KEY_VARIABLE = "MINI_FRAMEWORK_SAVE_KEY"
 
 
 def home() -> Path:
-    """The folder for the framework's own files (owner-only), made if missing; refused if someone else's."""
-    folder = Path(os.environ.get(HOME_VARIABLE) or Path.home() / ".mini_framework")
+    """The folder for the framework's own files (owner-only), made if missing; refused if it is someone else's,
+    a symlink, writable by others, or given as a relative path (it would move with the working folder)."""
+    folder = Path(os.environ.get(HOME_VARIABLE) or Path.home() / ".mini_framework").expanduser()
+    if not folder.is_absolute():
+        raise ValueError(f"{HOME_VARIABLE} must be an absolute path, not {str(folder)!r:.80}: a relative one "
+                         "moves with the working folder, and so would the record of spent approvals")
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     _owned(folder)
     return folder
@@ -52,14 +56,25 @@ def signing_key(key: bytes | str | None = None) -> bytes:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except FileExistsError:
-        _owned(path, regular=True)
-        data = path.read_bytes()
-        if len(data) < 16:
-            raise ValueError(f"{path} holds no usable key (under 16 bytes): delete it to make a new one") from None
-        return data
+        return _read_key(path)
     with os.fdopen(fd, "wb") as f:
         f.write(secrets.token_bytes(32))
-    return path.read_bytes()
+    return _read_key(path)
+
+
+def _read_key(path: Path) -> bytes:
+    """The key in an existing key file: a plain file of this user's that no one else can read or write."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:  # a symlink (ELOOP), a FIFO with no writer, no permission
+        raise PermissionError(f"{path} is not a plain file of yours: refusing to use it as a key "
+                              f"({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        _owned(path, regular=True, info=os.fstat(f.fileno()))
+        data = f.read(4096)
+    if len(data) < 16:
+        raise ValueError(f"{path} holds no usable key (under 16 bytes): delete it to make a new one")
+    return data
 
 
 def spent_folder() -> str:
@@ -88,10 +103,16 @@ def spend(folder: str, run_id: str, bound_to: str) -> bool:
     return True
 
 
-def _owned(path: Path, regular: bool = False) -> None:
-    """Refuse a path that is a symlink, someone else's, or (for the key) not a regular file."""
-    info = path.lstat()
-    if stat.S_ISLNK(info.st_mode) or (regular and not stat.S_ISREG(info.st_mode)):
+def _owned(path: Path, regular: bool = False, info: os.stat_result | None = None) -> None:
+    """Refuse a path that is a symlink, someone else's, open to others (a folder others can write to: they could
+    delete the record of spent approvals; a key others can read: they could sign runs), or not a plain file
+    or folder."""
+    info = info if info is not None else path.lstat()
+    plain = stat.S_ISREG(info.st_mode) if regular else stat.S_ISDIR(info.st_mode)
+    if stat.S_ISLNK(info.st_mode) or not plain:
         raise PermissionError(f"{path} is not a plain {'file' if regular else 'folder'}: refusing to use it")
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
         raise PermissionError(f"{path} belongs to another user: refusing to use it")
+    if os.name == "posix" and info.st_mode & (0o077 if regular else 0o022):
+        raise PermissionError(f"{path} is open to other users (mode {stat.S_IMODE(info.st_mode):o}): refusing to use "
+                              f"it; chmod {'600' if regular else '700'} it if it is yours")

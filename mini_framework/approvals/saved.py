@@ -12,9 +12,11 @@ result as the model read it. Not kept: what tools returned as Python values (`To
 registered images (the image parts in the conversation stay), and `context` (it only shapes the
 system prompt, which is already in the conversation).
 
-A saved run can grant an approval, so it is signed: an HMAC-SHA256 of its content under a secret the
-loading process holds — the `key` you give, else $MINI_FRAMEWORK_SAVE_KEY, else an owner-only key file
-made on first use (record.py), so a kernel restart on the same machine just works. A file that is
+A saved run can grant an approval, so it is signed: an HMAC-SHA256 of its content (a checksum only the
+holder of the key can compute) under a secret the loading process holds — the `key` you give, else
+$MINI_FRAMEWORK_SAVE_KEY, else an owner-only key file made on first use (record.py), so a kernel restart
+on the same machine just works. The file names its key (`key_id`, which tells nothing about the key), so
+a file signed with another key says so. A file that is
 unsigned (as the previous edition wrote them), signed with another key, cut short, edited, or whose
 content does not describe a paused run is refused with SavedRunError saying why; nothing runs, and the
 file is left where it was. A decision in the file must match the call it decides (its arguments and
@@ -48,7 +50,7 @@ from .record import signing_key, spent_folder
 if TYPE_CHECKING:
     from ..tools import Tool
 
-__all__ = ["FORMAT", "SavedRunError", "claim_copies", "load", "save"]
+__all__ = ["FORMAT", "SavedRunError", "claim_copies", "key_id", "load", "save"]
 
 TAKEN = ".loaded"  # suffix of a saved run's file once it was loaded or its run resumed
 FORMAT = "mini_framework.paused_run/2"
@@ -162,12 +164,12 @@ class _Run(_Strict):
 
 def save(result: RunResult, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> None:
     """Write a paused run to `path`, signed (see the module docstring)."""
-    if not isinstance(result, RunResult) or result.state is None or not result.paused:
+    state = result.state if isinstance(result, RunResult) else None
+    if state is not None and state.busy:
+        raise ValueError("this run is being resumed right now: save it once it pauses again")
+    if state is None or not state.pending or state.done:  # the run's own list: `result.pending` can be rebound
         raise ValueError("only a paused run can be saved (result.paused is False): a finished run's "
                          "messages are all there is to keep — json.dump(result.messages, f)")
-    state = result.state
-    if state.busy:
-        raise ValueError("this run is being resumed right now: save it once it pauses again")
     target = Path(path).absolute()
     if not target.parent.is_dir():
         raise FileNotFoundError(2, "no such folder to save the paused run in", str(target.parent))
@@ -176,8 +178,8 @@ def save(result: RunResult, path: str | os.PathLike[str], *, key: bytes | str | 
     approvals.record = spent_folder()  # from now on, its approvals are spent across processes
     run = _dump(state, approvals)
     try:
-        text = json.dumps({"format": FORMAT, "signature": _sign(run, secret), "run": run}, ensure_ascii=False,
-                          indent=1)
+        text = json.dumps({"format": FORMAT, "key": key_id(secret), "signature": _sign(run, secret), "run": run},
+                          ensure_ascii=False, indent=1)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"this run cannot be saved as JSON: {exc} (a message or tool result holds a Python "
                          "object; give the agent plain dicts)") from None
@@ -237,7 +239,10 @@ def claim_copies(approvals: ApprovalState) -> None:
 def _read(where: Path, tools: list[Tool], name: str, secret: bytes) -> RunResult:
     """Read and check a taken file."""
     try:
-        with open(where, "rb") as f:
+        fd = os.open(where, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:  # not through a symlink swapped in after the check in load()
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise SavedRunError(f"{name} is not a regular file: not a saved run")
             raw = f.read(MAX_BYTES + 1)
         if len(raw) > MAX_BYTES:
             raise SavedRunError(f"{name} is over {MAX_BYTES // 2**20} MB: not a saved run of ours")
@@ -256,8 +261,13 @@ def _read(where: Path, tools: list[Tool], name: str, secret: bytes) -> RunResult
     signature = data.get("signature")
     if not isinstance(data.get("run"), dict) or not isinstance(signature, str) \
             or not hmac.compare_digest(signature, _sign(data["run"], secret)):
-        raise SavedRunError(f"{name} is not signed with this process's key, or was changed after it was saved: "
-                            "refusing to resume it (see MINI_FRAMEWORK_SAVE_KEY)")
+        signer = data.get("key")
+        if isinstance(signer, str) and signer != key_id(secret):
+            raise SavedRunError(f"{name} was signed with another key than this process's (key {signer!r:.20}, this "
+                                f"process has {key_id(secret)!r}): refusing to resume it. Every process that loads "
+                                "saved runs needs the same key: see MINI_FRAMEWORK_SAVE_KEY")
+        raise SavedRunError(f"{name} was changed after it was saved (its signature does not match): refusing to "
+                            "resume it")
     try:
         run = _Run.model_validate(data["run"])
     except ValidationError as exc:
@@ -285,16 +295,22 @@ def _restore(run: _Run, raw: dict[str, Any], tools: dict[str, Tool], name: str) 
         if item.gated and item.call.name not in tools:
             raise SavedRunError(f"{name} waits on {item.call.name}, which this agent does not have: load it "
                                 "into an agent with the same tools")
+        tool = tools.get(item.call.name)
+        expected = _checked(tool, item.call.arguments)  # what this agent would run for the call
+        if item.arguments is not None and item.arguments != expected:
+            raise SavedRunError(f"{name} cannot be resumed: the arguments shown for call {item.call.id!r:.60} are "
+                                "not what its call would run")
         decision = item.decision
         if decision is not None and decision.action != "deny":
-            _check_decision(name, item.call, decision, item.arguments)
+            _check_decision(name, item.call, decision, expected, tool)
     for call_id, decision in run.approvals.items():
         call = next((c for c in waiting if c.id == call_id), None)
         if call is None:
             raise SavedRunError(f"{name} cannot be resumed: a decision is for a call that is not waiting")
         if decision.action != "deny":
+            tool = tools.get(call.name)
             _check_decision(name, _Call(id=call.id, name=call.name, arguments=call.arguments), decision,
-                            decision.arguments)
+                            _checked(tool, call.arguments), tool)
     state = RunState(
         raw["messages"], iteration=run.iteration,
         usage=Usage(run.usage.requests, run.usage.prompt_tokens, run.usage.completion_tokens, run.usage.cached_tokens,
@@ -315,14 +331,30 @@ def _restore(run: _Run, raw: dict[str, Any], tools: dict[str, Tool], name: str) 
                      state.pending, state)
 
 
-def _check_decision(name: str, call: _Call, decision: _Decision, arguments: dict[str, Any] | None) -> None:
-    """A decision that lets a call run must be bound to that call and the arguments shown for it."""
+def _check_decision(name: str, call: _Call, decision: _Decision, expected: dict[str, Any] | None,
+                    tool: Tool | None) -> None:
+    """A decision that lets a call run must be bound to that call and to what would run: for an approval, the
+    call's arguments as this agent's tool checks them (`expected`); for an edit, the edit as checked."""
     if decision.arguments is None and decision.action == "approve" and not decision.bound_to:
         return  # a checkpoint's approval of a call as written (no arguments could be checked)
-    if decision.arguments is None or (decision.action == "approve" and decision.arguments != arguments) \
+    runs = expected if decision.action == "approve" else \
+        _checked(tool, decision.given if decision.given is not None else decision.arguments)
+    if decision.arguments is None or decision.arguments != runs \
             or decision.bound_to != binding(call.name, decision.arguments, call.id):
         raise SavedRunError(f"{name} cannot be resumed: the decision on call {call.id!r:.60} does not match the "
                             "call it decides")
+
+
+def _checked(tool: Tool | None, arguments: Any) -> dict[str, Any] | None:
+    """Arguments as `tool` checks them (JSON-ready values, what a person approves), or None if they can't be."""
+    if tool is None:
+        return None
+    from ..arguments import prepare  # here: arguments.py builds on the tools this module guards
+
+    try:
+        return prepare(tool, arguments).model_dump(mode="json", by_alias=True)
+    except Exception:  # invalid, or a validator that crashed: nothing can be approved for it
+        return None
 
 
 def _approvals(state: RunState) -> ApprovalState:
@@ -360,6 +392,16 @@ def _dump(state: RunState, approvals: ApprovalState) -> dict[str, Any]:
         "approvals": {k: decision(d) for k, d in approvals.approvals.items()},
         "spent": approvals.spent, "capped": state.capped, "done": state.done,
     }
+
+
+def key_id(secret: bytes) -> str:
+    """A name for a signing key, stored beside the signature, so a file signed with another key says so (it
+    tells nothing about the key: an HMAC of a fixed text under it).
+
+    >>> key_id(b"0123456789abcdef") == key_id(b"0123456789abcdef") != key_id(b"another key, 16+ b")
+    True
+    """
+    return hmac.new(secret, b"mini_framework saved-run key", hashlib.sha256).hexdigest()[:12]
 
 
 def _sign(run: Any, secret: bytes) -> str:
