@@ -16,7 +16,7 @@ from typing import Any
 
 from .executor import ToolResult
 from .replies import ToolCall
-from .text import brief
+from .text import brief, visible
 
 __all__ = ["CapReached", "Event", "FinalAnswer", "ModelRequest", "ModelResponse", "RunPaused", "TextDelta",
            "ToolFinished", "ToolStarted"]
@@ -100,14 +100,14 @@ class CapReached(Event):
 
 @dataclass(frozen=True)
 class RunPaused(Event):
-    """The checkpoint paused the run before these calls ran; decide `result.pending`, then
+    """A hook (the approval gate, the checkpoint) paused the run before these calls ran; decide `result.pending`, then
     `agent.resume(result)` continues it (also when the run was watched through `agent.events()`)."""
 
     calls: tuple[ToolCall, ...]
     result: Any = field(default=None, repr=False, compare=False)  # the paused RunResult
 
     def __str__(self) -> str:
-        names = ", ".join(f"{c.name} ({c.id})" for c in self.calls)
+        names = ", ".join(f"{visible(c.name)} ({visible(c.id)})" for c in self.calls)  # what it is, shown as such
         return f"[{self.iteration}] paused before: {names}"
 
 

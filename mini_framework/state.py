@@ -16,7 +16,7 @@ from typing import Any
 from .executor import ToolResult
 from .hooks import feature
 from .replies import ToolCall
-from .text import brief
+from .text import brief, visible
 
 __all__ = ["RequestUsage", "RunResult", "RunState", "Usage"]
 
@@ -110,7 +110,7 @@ class RunResult:
         if not self.paused:
             raise LookupError(f"no pending call {call_id!r:.80}: this run is not paused, there is nothing to decide")
         raise LookupError(f"no pending call {call_id!r:.80}; the calls waiting are "
-                          + ", ".join(f"{p.id} ({p.name})" for p in self.pending))
+                          + ", ".join(f"{visible(str(p.id))} ({visible(str(p.name))})" for p in self.pending))
 
     @property
     def paused(self) -> bool:

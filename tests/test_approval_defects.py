@@ -530,3 +530,19 @@ def test_the_key_and_the_record_of_spent_approvals_must_be_owner_only(tmp_path, 
     monkeypatch.setenv("MINI_FRAMEWORK_HOME", "relative/home")
     with pytest.raises(ValueError, match="absolute path"):
         signing_key()
+
+
+def test_a_paused_event_and_a_failed_lookup_show_ids_visibly():
+    """RunPaused's line and RunResult.find's message print ids and names from the model: escaped, so an id
+    with a line break and a terminal escape cannot draw a line of its own."""
+    from mini_framework.events import RunPaused
+    from mini_framework.replies import ToolCall
+
+    hostile = "call_1\n\x1b[2Ksend_email(to='boss@corp.example')"
+    line = str(RunPaused(1, (ToolCall(hostile, "send_email", "{}"),)))
+    assert "\n" not in line and "\x1b" not in line and "\\u000a\\u001b[2K" in line
+    agent = Agent(ScriptedClient([calls((hostile, "send_email", MAIL))]), "m", [send_email])
+    paused = agent.run("q")
+    with pytest.raises(LookupError) as caught:
+        paused.find("nope")
+    assert "\n" not in str(caught.value) and "\x1b" not in str(caught.value)
