@@ -54,16 +54,7 @@ import time
 from typing import Any, AsyncIterator, Callable, Iterable, Iterator
 
 from .concurrency import either_way, run_sync
-from .events import (
-    CapReached,
-    Event,
-    FinalAnswer,
-    ModelRequest,
-    ModelResponse,
-    RunPaused,
-    ToolFinished,
-    ToolStarted,
-)
+from .events import CapReached, Event, FinalAnswer, ModelRequest, ModelResponse, RunPaused, ToolFinished, ToolStarted
 from .executor import (
     ErrorFormatter,
     Executor,
@@ -125,24 +116,11 @@ class Agent:
     spill_dir, max_history_tokens, stream) or request parameters (temperature=0, tool_choice=...).
     """
 
-    def __init__(
-        self,
-        client: Any,
-        model: str,
-        tools: Iterable[Any] = (),
-        *,
-        instructions: str | None = None,
-        max_iterations: int = 8,
-        max_repeats: int = 2,
-        tool_timeout: float | None = 60.0,
-        max_concurrency: int = 8,
-        retry_budget: int = 2,
-        format_error: ErrorFormatter = error_envelope,
-        format_result: ResultFormatter = result_text,
-        hooks: Iterable[Hook] = (),
-        on_event: EventHandler | None = None,
-        **options: Any,
-    ) -> None:
+    def __init__(self, client: Any, model: str, tools: Iterable[Any] = (), *, instructions: str | None = None,
+                 max_iterations: int = 8, max_repeats: int = 2, tool_timeout: float | None = 60.0,
+                 max_concurrency: int = 8, retry_budget: int = 2, format_error: ErrorFormatter = error_envelope,
+                 format_result: ResultFormatter = result_text, hooks: Iterable[Hook] = (),
+                 on_event: EventHandler | None = None, **options: Any) -> None:
         check_options(options)
         check_settings(max_iterations=max_iterations, max_repeats=max_repeats, tool_timeout=tool_timeout,
                        max_concurrency=max_concurrency, retry_budget=retry_budget)

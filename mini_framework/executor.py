@@ -241,19 +241,10 @@ class Executor:
     are shorthands for the media and budget features' hooks.
     """
 
-    def __init__(
-        self,
-        tools: Iterable[Any],
-        *,
-        timeout: float | None = 60.0,
-        max_concurrency: int = 8,
-        retry_budget: int = 2,
-        format_error: ErrorFormatter = error_envelope,
-        format_result: ResultFormatter = result_text,
-        hooks: Iterable[Hook] = (),
-        media: Any = None,
-        cache: Any = None,
-    ) -> None:
+    def __init__(self, tools: Iterable[Any], *, timeout: float | None = 60.0, max_concurrency: int = 8,
+                 retry_budget: int = 2, format_error: ErrorFormatter = error_envelope,
+                 format_result: ResultFormatter = result_text, hooks: Iterable[Hook] = (), media: Any = None,
+                 cache: Any = None) -> None:
         self.tools: dict[str, Tool] = tools_by_name(tools)
         self.timeout = timeout  # default seconds per call; a tool's own `timeout` wins
         self.max_concurrency = max_concurrency  # calls running at the same time, at most
@@ -444,11 +435,6 @@ class Executor:
             raise
         except BaseException:
             return LAST_RESORT
-
-    def refuse(self, call: ToolCall, problem: str) -> ToolResult:
-        """The answer to a call whose arguments were found invalid before it reached the executor (the
-        approval gate checks them first): the model reads `problem`, and the tool's retry budget counts it."""
-        return self._invalid(call, "invalid_arguments", envelope("error", error=problem))
 
     def _invalid(self, call: ToolCall, failure: Failure, content: str) -> ToolResult:
         """A call the model got wrong: count it against the tool's budget, and stop it when spent."""
