@@ -170,3 +170,31 @@ def test_a_reply_with_more_calls_than_the_assembler_allows_raises_and_runs_none_
         Agent(Flood(), "m", [send], stream=True).run("q")
     assert ran == [] and caught.value.partial_result.tool_results == []
     assert caught.value.partial_result.messages == [{"role": "user", "content": "q"}]  # no half reply stored
+
+
+def test_a_stream_that_goes_silent_is_given_up_at_its_deadline_not_waited_on_forever(monkeypatch):
+    """Keep-alive comments (or nothing at all) after the first chunk: the SDK hands the agent no chunk, so the
+    deadline is held while waiting for one, and the run raises StreamError with nothing run."""
+    import asyncio
+    import time as clock
+
+    from mini_framework.streaming import hook as stream_hook
+    from mini_framework.streaming.assembler import Assembler
+
+    monkeypatch.setattr(stream_hook, "Assembler", lambda: Assembler(deadline_seconds=0.3))
+
+    class Silent:
+        class chat:
+            class completions:
+                @staticmethod
+                async def create(**params):
+                    async def chunks():
+                        yield {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                               "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]}
+                        await asyncio.sleep(3600)  # then nothing: a provider that only sends keep-alives
+                    return chunks()
+
+    started = clock.monotonic()
+    with pytest.raises(StreamError, match="deadline_seconds=0.3") as caught:
+        Agent(Silent(), "m", [get_weather], stream=True).run("北京现在天气怎么样？")
+    assert clock.monotonic() - started < 30 and caught.value.partial_result.tool_results == []

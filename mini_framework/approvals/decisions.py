@@ -1,6 +1,6 @@
 """Decisions before a call runs: the checkpoint's verdicts, the calls a paused run waits on, a person's decision.
 
-    @tool(requires_approval=True)                  # or a predicate: lambda args: not args.to.endswith("@corp.cn")
+    @tool(requires_approval=True)                  # or a predicate: lambda args: not is_internal(args.to, "corp.cn")
     def send_email(to: str, subject: str, body: str) -> str: ...
 
     agent = Agent(client, model, tools=[send_email], audit_log="audit.jsonl")

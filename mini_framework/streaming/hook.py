@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from typing import Any, AsyncGenerator
 
 from ..concurrency import in_thread
 from ..events import TextDelta
 from ..hooks import Hook, Request, Run, Send
-from .assembler import Assembler
+from .assembler import Assembler, StreamError
 
 __all__ = ["StreamHook", "hooks_for"]
 
@@ -30,7 +31,14 @@ class StreamHook(Hook):
         stream = await send(request)
         assembler = Assembler()
         async with contextlib.aclosing(chunks(stream)) as incoming:  # a cap that trips closes the stream now
-            async for chunk in incoming:
+            while True:
+                try:  # the deadline holds between chunks too: keep-alive comments never reach the assembler
+                    chunk = await asyncio.wait_for(incoming.__anext__(), _left(assembler.deadline))
+                except StopAsyncIteration:
+                    break
+                except asyncio.TimeoutError:
+                    raise StreamError(f"the stream took longer than deadline_seconds={assembler.deadline_seconds:g}",
+                                      "no chunk in time") from None
                 text = assembler.feed(chunk)
                 if text:
                     run.emit(TextDelta(request.iteration, text))
@@ -75,6 +83,11 @@ async def chunks(stream: Any) -> AsyncGenerator[Any, None]:
             with contextlib.suppress(Exception):
                 close()  # the HTTP response: a stream given up on is not read to its end
         reader.cancel()
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds until `deadline` (a monotonic time), at least 0; None for no deadline."""
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 def hooks_for(agent: Any, *, stream: bool = False) -> list[Hook]:
