@@ -165,7 +165,7 @@ import httpx2  # noqa: E402
 from openai import AsyncOpenAI, OpenAI  # noqa: E402
 from openai._legacy_response import LegacyAPIResponse  # noqa: E402
 from openai.resources.chat.completions import AsyncCompletions, Completions  # noqa: E402
-from timing import median_us  # noqa: E402  (benchmarks/timing.py)
+from timing import load, median_us  # noqa: E402  (benchmarks/timing.py)
 
 from mini_framework import Agent  # noqa: E402
 from mini_framework.concurrency import in_thread, run_sync  # noqa: E402
@@ -615,14 +615,6 @@ def git_state() -> str:
     return f"commit {head or '?'}" + (f" + {len(dirty)} uncommitted change(s) in mini_framework/ (measured as is)"
                                      if dirty else ", mini_framework/ clean")
 
-
-def load() -> str:
-    """The machine's load: other processes compete for its CPUs (interleaving spreads that over all variants)."""
-    try:
-        one, five, _ = os.getloadavg()
-    except OSError:
-        return "load average unknown"
-    return f"load average {one:.2f} (1 min), {five:.2f} (5 min)"
 
 
 def wire_check(server: PracticeServer, variants: list[Variant]) -> None:

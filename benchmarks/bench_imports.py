@@ -26,6 +26,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from timing import load  # benchmarks/timing.py
+
 CORE = "import mini_framework.agent, mini_framework.tools, mini_framework.executor"
 COMMANDS: list[tuple[str, str]] = [
     ("python -c pass (interpreter start)", "pass"),
@@ -83,14 +85,6 @@ def measure(commands: list[tuple[str, str]], runs: int, warmup: int) -> list[Tim
             out[j].cpu.append(cpu)
     return out
 
-
-def load() -> str:
-    """The 1- and 5-minute load average, as text."""
-    try:
-        one, five, _ = os.getloadavg()
-    except OSError:
-        return "load average unknown"
-    return f"load average {one:.2f} (1 min), {five:.2f} (5 min)"
 
 
 def main(argv: list[str]) -> int:

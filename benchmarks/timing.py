@@ -1,6 +1,7 @@
-"""Shared by the benchmark scripts (run as `python benchmarks/<name>.py`): a median timer."""
+"""Shared by the benchmark scripts (run as `python benchmarks/<name>.py`): a median timer, the machine's load."""
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from typing import Any, Callable
@@ -16,3 +17,12 @@ def median_us(fn: Callable[[], Any], n: int) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e6
+
+
+def load() -> str:
+    """The 1- and 5-minute load average, as text: other processes compete for the CPUs while a benchmark runs."""
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:
+        return "load average unknown"
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min)"

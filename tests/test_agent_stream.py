@@ -26,6 +26,25 @@ def get_weather_final(city: str) -> str:
     return json.dumps({"city": city, "temperature": 22, "condition": "晴"}, ensure_ascii=False)
 
 
+def recorder():
+    """A `send` tool that keeps the addresses it was called with, and that list."""
+    ran: list[str] = []
+
+    @tool
+    def send(to: str) -> str:
+        """Send a note."""
+        ran.append(to)
+        return "sent"
+
+    return ran, send
+
+
+def chunk(delta, finish=None):
+    """One chat.completion.chunk with this delta."""
+    return {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
 SHOP = Shop(create_shop())
 
 # lesson 06's scenarios: a three-step chain, a question for two tools, a plain answer, a runaway loop at its cap
@@ -83,13 +102,7 @@ def test_stream_options_are_sent_only_with_streaming_and_can_be_overridden():
 
 
 def test_a_stream_that_breaks_off_raises_and_runs_nothing():
-    ran = []
-
-    @tool
-    def send(to: str) -> str:
-        """Send a note."""
-        ran.append(to)
-        return "sent"
+    ran, send = recorder()
 
     class Broken:
         def __init__(self):
@@ -111,17 +124,7 @@ def test_a_stream_that_breaks_off_raises_and_runs_nothing():
 
 
 def test_a_stream_cut_off_by_length_inside_the_arguments_does_not_run_the_call():
-    ran = []
-
-    @tool
-    def send(to: str) -> str:
-        """Send a note."""
-        ran.append(to)
-        return "sent"
-
-    def chunk(delta, finish=None):
-        return {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    ran, send = recorder()
 
     class Cut:
         def __init__(self):
@@ -142,17 +145,7 @@ def test_a_stream_cut_off_by_length_inside_the_arguments_does_not_run_the_call()
 
 
 def test_a_reply_with_more_calls_than_the_assembler_allows_raises_and_runs_none_of_them():
-    ran = []
-
-    @tool
-    def send(to: str) -> str:
-        """Send a note."""
-        ran.append(to)
-        return "sent"
-
-    def chunk(delta, finish=None):
-        return {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    ran, send = recorder()
 
     class Flood:
         def __init__(self):

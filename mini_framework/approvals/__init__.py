@@ -10,44 +10,14 @@
 
 Needs: the core (mini_framework/*.py). Nothing else.
 """
-from __future__ import annotations
 
-import importlib
-from typing import Any
+from .approvers import Approver, ask, ask_in_console, scripted
+from .audit import AuditLog, arguments_hash, read_audit
+from .decisions import Checkpoint, Decision, Pending, Verdict, binding
+from .gate import Approvals, ApprovalState, default_hooks, hooks_for
+from .options import OPTIONS, needs_approval
+from .saved import SavedRunError
 
-# name -> the module of this folder that defines it; imported on first use (module __getattr__, PEP 562)
-_WHERE = {
-    "OPTIONS": ".options",
-    "needs_approval": ".options",
-    "Checkpoint": ".decisions",
-    "Decision": ".decisions",
-    "Pending": ".decisions",
-    "Verdict": ".decisions",
-    "binding": ".decisions",
-    "Approver": ".approvers",
-    "ask": ".approvers",
-    "ask_in_console": ".approvers",
-    "scripted": ".approvers",
-    "AuditLog": ".audit",
-    "arguments_hash": ".audit",
-    "read_audit": ".audit",
-    "Approvals": ".gate",
-    "ApprovalState": ".gate",
-    "hooks_for": ".gate",
-    "default_hooks": ".gate",
-    "SavedRunError": ".saved",
-}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
-    globals()[name] = value  # found once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__all__ = ["ApprovalState", "Approvals", "Approver", "AuditLog", "Checkpoint", "Decision", "OPTIONS", "Pending",
+           "SavedRunError", "Verdict", "arguments_hash", "ask", "ask_in_console", "binding", "default_hooks",
+           "hooks_for", "needs_approval", "read_audit", "scripted"]

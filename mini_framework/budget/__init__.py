@@ -10,37 +10,13 @@
 
 Needs: the core (mini_framework/*.py). Nothing else.
 """
-from __future__ import annotations
 
-import importlib
-from typing import Any
+from .cache import ResultCache
+from .cost import Price
+from .hooks import CacheHook, SpillHook, TrimHook, default_hooks, hooks_for
+from .options import OPTIONS
+from .tokens import count_tokens, estimate_tokens, message_tokens
+from .trimming import trim_history
 
-# name -> the module of this folder that defines it; imported on first use (module __getattr__, PEP 562)
-_WHERE = {
-    "CacheHook": ".hooks",
-    "SpillHook": ".hooks",
-    "TrimHook": ".hooks",
-    "hooks_for": ".hooks",
-    "default_hooks": ".hooks",
-    "OPTIONS": ".options",
-    "ResultCache": ".cache",
-    "Price": ".cost",
-    "count_tokens": ".tokens",
-    "estimate_tokens": ".tokens",
-    "message_tokens": ".tokens",
-    "trim_history": ".trimming",
-}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
-    globals()[name] = value  # found once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__all__ = ["CacheHook", "OPTIONS", "Price", "ResultCache", "SpillHook", "TrimHook", "count_tokens", "default_hooks",
+           "estimate_tokens", "hooks_for", "message_tokens", "trim_history"]

@@ -9,39 +9,12 @@
 
 Needs: the core (mini_framework/*.py). Nothing else (Pillow is not used).
 """
-from __future__ import annotations
 
-import importlib
-from typing import Any
+from .hook import MediaHook, hooks_for
+from .sources import MediaError, MediaPolicy, media_dir
+from .store import Media, MediaStore, find_media
+from .types import Detail, ImgPath, ImgUrl, Text
+from .vision import Vision, image_input_for
 
-# name -> the module of this folder that defines it; imported on first use (module __getattr__, PEP 562)
-_WHERE = {
-    "ImgPath": ".types",
-    "ImgUrl": ".types",
-    "Text": ".types",
-    "Detail": ".types",
-    "MediaHook": ".hook",
-    "hooks_for": ".hook",
-    "MediaError": ".sources",
-    "MediaPolicy": ".sources",
-    "media_dir": ".sources",
-    "Media": ".store",
-    "MediaStore": ".store",
-    "find_media": ".store",
-    "Vision": ".vision",
-    "image_input_for": ".vision",
-}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
-    globals()[name] = value  # found once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__all__ = ["Detail", "ImgPath", "ImgUrl", "Media", "MediaError", "MediaHook", "MediaPolicy", "MediaStore", "Text",
+           "Vision", "find_media", "hooks_for", "image_input_for", "media_dir"]

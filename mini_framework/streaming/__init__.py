@@ -5,30 +5,8 @@
 
 Needs: the core (mini_framework/*.py). Nothing else.
 """
-from __future__ import annotations
 
-import importlib
-from typing import Any
+from .assembler import QUIRKS, Assembler, StreamError
+from .hook import StreamHook, hooks_for
 
-# name -> the module of this folder that defines it; imported on first use (module __getattr__, PEP 562)
-_WHERE = {
-    "StreamHook": ".hook",
-    "hooks_for": ".hook",
-    "QUIRKS": ".assembler",
-    "Assembler": ".assembler",
-    "StreamError": ".assembler",
-}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
-    globals()[name] = value  # found once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__all__ = ["Assembler", "QUIRKS", "StreamError", "StreamHook", "hooks_for"]
