@@ -39,10 +39,12 @@ class MediaHook(Hook):
         self.store = store if store is not None else MediaStore()
         self.settings = {"image_input": image_input, "fallback": image_fallback, "describer": vision}
         self.vision: Vision | None = None  # set when attached to an Agent (it depends on the model)
+        self.offered: list[Any] = []  # the tools this hook brought to the agent
 
     def attach(self, agent: Any) -> None:
         self.vision = Vision.for_model(agent.model, self.store, **self.settings)
-        for extra in self.vision.offered_tools():
+        self.offered = self.vision.offered_tools()  # image_understand, when the model cannot see
+        for extra in self.offered:
             agent.offer(extra)
 
     def expose(self) -> dict[str, Any]:
@@ -57,7 +59,7 @@ class MediaHook(Hook):
             self.vision.prepare(request.messages)
 
     async def around_call(self, plan: Plan, proceed: Proceed) -> ToolResult:
-        if plan.call.name == "image_understand" and plan.run is not None and plan.run.agent is not None:
+        if plan.tool in self.offered and plan.run is not None and plan.run.agent is not None:
             seen = CONVERSATION.set(conversation_ids(plan.run.state.messages))  # it may look at this
             try:                                                               # conversation's images only
                 result = await proceed()
