@@ -3,8 +3,9 @@
 Layers (each imports only those above it, and nothing imports up; tests/test_layers.py holds the rule):
 
     core        mini_framework/*.py      tools, schema, arguments, replies, executor, the loop, hooks, state,
-                                         events, redaction, concurrency, connection, display
+                                         events, redaction, concurrency, connection, text
     features    approvals/ media/ budget/ streaming/    each plugs into the loop through hooks (hooks.py)
+                numerals/ schemas/ strict/ display/     used by name when asked for (hooks.feature)
     built-in    builtin/                 ready-made tools (mail: a gated send_email)
 
 Copy the core alone and it works; add the feature folders you need. A feature that is missing is a clear

@@ -6,7 +6,8 @@ The pipeline, top to bottom (one small function each):
     check_type(hint)                   refuse, early and with the fix, what JSON cannot carry
     function_schema(func)              one Pydantic model per function (`create_model`), built once
     clean_schema(model_json_schema())  what the model reads: portable, nested models inlined
-    strict_schema(schema)              OpenAI strict mode: closed objects, all required, nullable
+
+OpenAI's strict form of a schema is the `strict/` feature's (`strict_schema`).
 
 The *same* model validates the arguments the LLM sends, so the schema it reads and the check its
 arguments must pass can never drift apart.
@@ -337,7 +338,7 @@ def _inline(node: Any, defs: dict[str, Any], keep: set[str]) -> Any:
     ref = node.get("$ref", "")
     if ref.startswith("#/$defs/") and ref.removeprefix("#/$defs/") not in keep:
         siblings = _inline({k: v for k, v in node.items() if k != "$ref"}, defs, keep)
-        return _ordered({**_inline(follow_ref(node, defs), defs, keep), **siblings})
+        return ordered({**_inline(follow_ref(node, defs), defs, keep), **siblings})
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in _DROPPED or (key == "additionalProperties" and value is False):
@@ -348,11 +349,15 @@ def _inline(node: Any, defs: dict[str, Any], keep: set[str]) -> Any:
             out[key] = {name: _inline(sub, defs, keep) for name, sub in value.items()}
         else:
             out[key] = value if key in _DATA_KEYWORDS else _inline(value, defs, keep)
-    return _ordered(out)
+    return ordered(out)
 
 
-def _ordered(node: dict[str, Any]) -> dict[str, Any]:
-    """The same schema with `type` and `description` first, so printed schemas read top-down."""
+def ordered(node: dict[str, Any]) -> dict[str, Any]:
+    """The same schema with `type` and `description` first, so printed schemas read top-down.
+
+    >>> ordered({"enum": [1, 2], "type": "integer"})
+    {'type': 'integer', 'enum': [1, 2]}
+    """
     return dict(sorted(node.items(), key=lambda kv: _KEY_ORDER.get(kv[0], len(_KEY_ORDER))))
 
 
@@ -392,77 +397,3 @@ def structured_branch(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, A
     if len(branches) == 1:
         return structured_branch(branches[0], defs)
     return node
-
-
-# ----------------------------------------------------------------------------- strict mode
-
-# OpenAI's Structured Outputs subset ("Supported schemas" in the Structured Outputs guide): these
-# keywords are accepted; anything else is dropped (Pydantic still enforces it when validating) or,
-# where dropping would change the meaning, refused below.
-STRICT_KEYWORDS = {"type", "description", "properties", "required", "additionalProperties", "items", "anyOf",
-                   "enum", "const", "$ref", "$defs", "pattern", "format", "multipleOf", "minimum", "maximum",
-                   "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems"}
-STRICT_FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
-_STRICT_REFUSED = {"allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas",
-                   "patternProperties", "prefixItems"}
-
-
-def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of `schema` that OpenAI's strict mode accepts: closed objects, every property required,
-    optional ones nullable, `$ref`s inlined, no defaults or unsupported keywords.
-
-    >>> strict_schema({"type": "object", "properties": {"n": {"type": "integer", "default": 5}}})
-    {'type': 'object', 'properties': {'n': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}}, 'required': ['n'],
-     'additionalProperties': False}
-    """
-    schema = clean_schema(schema)
-    if schema.get("type") != "object":
-        raise ToolDefinitionError(f"strict mode: the parameters schema must be an object, not {schema.get('type')!r}")
-    out = _strict(schema, "")
-    if "$defs" in schema:
-        out["$defs"] = {key: _strict(sub, f"$defs.{key}") for key, sub in schema["$defs"].items()}
-    return out
-
-
-def _strict(node: dict[str, Any], path: str) -> dict[str, Any]:
-    """One schema node (and everything under it) rewritten for strict mode; `path` names it in errors."""
-    where = f"parameter '{path}'" if path else "the parameters object"
-    if refused := sorted(_STRICT_REFUSED & node.keys()):
-        raise ToolDefinitionError(f"strict mode: {where} uses {refused[0]!r}, which strict mode does not support; "
-                                  "simplify the type or use strict=False")
-    if "$ref" in node:
-        return {"$ref": node["$ref"]}  # a recursive model; strict mode does not allow keywords beside $ref
-    out = {k: v for k, v in node.items() if k in STRICT_KEYWORDS}
-    if "oneOf" in node:  # Pydantic's discriminated unions: the branches exclude each other anyway
-        out["anyOf"] = node["oneOf"]
-    if out.get("format") not in STRICT_FORMATS:
-        out.pop("format", None)
-    if not out.keys() & {"type", "anyOf", "enum", "const"}:
-        raise ToolDefinitionError(f"strict mode: {where} accepts any JSON value (typing.Any, or a bare list/dict); "
-                                  "strict mode needs a concrete type: give one, or use strict=False")
-    if "items" in out:
-        out["items"] = _strict(out["items"], f"{path}[]")
-    if "anyOf" in out:
-        out["anyOf"] = [_strict(branch, path) for branch in out["anyOf"]]
-    if out.get("type") == "object":
-        if out.get("additionalProperties", False) is not False:
-            raise ToolDefinitionError(f"strict mode: {where} is a dict with free-form keys (dict[str, V]); strict mode "
-                                      "needs every key declared: use a Pydantic model with named fields, a list of "
-                                      "{key, value} objects, or strict=False")
-        required = set(out.get("required", ()))
-        props = out.get("properties", {})
-        out["properties"] = {name: _strict_property(sub, name in required, f"{path}.{name}".lstrip("."))
-                             for name, sub in props.items()}
-        out["required"] = list(props)
-        out["additionalProperties"] = False
-    return _ordered(out)
-
-
-def _strict_property(sub: dict[str, Any], required: bool, path: str) -> dict[str, Any]:
-    """One property for strict mode: optional ones become required-but-nullable (null = the default)."""
-    strict = _strict(sub, path)
-    if required or is_nullable(strict):
-        return strict
-    description = strict.pop("description", None)
-    nullable: dict[str, Any] = {"anyOf": [strict, {"type": "null"}]}
-    return {**nullable, "description": description} if description else nullable

@@ -39,7 +39,7 @@ from typing_extensions import Unpack  # ships with Pydantic
 from .arguments import drop_null_defaults, prepare
 from .concurrency import in_thread
 from .hooks import FeatureMissing, feature
-from .schema import ToolDefinitionError, function_schema, strict_schema
+from .schema import ToolDefinitionError, function_schema
 
 __all__ = ["FEATURE_OPTIONS", "RUN_ID", "Option", "Parameter", "Tool", "ToolDefinitionError", "ToolOptions",
            "ToolSettings", "as_tool", "tool", "tool_guidance"]
@@ -56,7 +56,7 @@ class ToolSettings(TypedDict, total=False):
 
     best_practices: str  # advice for the system prompt, collected by tool_guidance()
     prompt_injection_builder: Callable[[Any], str] | None  # a run's context -> more advice (Agent.run)
-    strict: bool  # send the strict-mode schema (to_openai_tool's default)
+    strict: bool  # send the strict-mode schema (the strict feature's; to_openai_tool's default)
     timeout: float | None  # seconds before the executor gives up on a call (None: the executor's default)
     side_effects: bool  # it changes something (sends, writes, pays): never cached, a timeout says "unknown"
     requires_approval: bool | Callable[[Any], bool]  # approvals: a person decides before it runs
@@ -284,10 +284,10 @@ class Tool:
 
     @property
     def strict_json_schema(self) -> dict[str, Any]:
-        """The strict-mode `parameters` schema, built on first use and then cached."""
+        """The strict-mode `parameters` schema (the `strict` feature's), built on first use and then cached."""
         if self._strict_schema is None:
             try:
-                self._strict_schema = strict_schema(self.json_schema)
+                self._strict_schema = feature("strict").strict_schema(self.json_schema)
             except ToolDefinitionError as exc:
                 raise ToolDefinitionError(f"tool {self.name!r}: {exc}") from None
         return self._strict_schema

@@ -249,6 +249,7 @@ print("EXECUTOR", refused(lambda: Executor([delete_order])))
 print("STREAM", refused(lambda: Agent(None, "m", [ping], stream=True)))
 print("APPROVER", refused(lambda: Agent(None, "m", [ping], approver=lambda item: True)))
 print("NAME", refused(lambda: mini_framework.Pending))
+print("STRICT", refused(lambda: tool(strict=True)(ping.func)))
 star = {}
 exec("from mini_framework import *", star)
 print("STAR", "Agent" in star, "Pending" in star)
@@ -318,7 +319,7 @@ def test_the_core_and_approvals_pause_approve_and_resume(copies: dict[str, Launc
 def test_the_core_alone_refuses_what_needs_a_missing_folder(copies: dict[str, Launched]) -> None:
     out = copies["refusals"].stdout()
     for label, folder in [("GATED", "approvals"), ("EXECUTOR", "approvals"), ("STREAM", "streaming"),
-                          ("APPROVER", "approvals"), ("NAME", "approvals")]:
+                          ("APPROVER", "approvals"), ("NAME", "approvals"), ("STRICT", "strict")]:
         [message] = lines(out, label)
         assert f"mini_framework/{folder}/" in message and "copy" in message, (label, message)
     assert lines(out, "GATED")[0].startswith("delete_order has requires_approval")

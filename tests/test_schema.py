@@ -23,7 +23,8 @@ import mini_framework.media.types as types_module
 import mini_framework.schema as schema_module
 from mini_framework.arguments import drop_null_defaults
 from mini_framework.media.types import ImgPath, ImgUrl, Text
-from mini_framework.schema import ToolDefinitionError, clean_schema, parse_docstring, strict_schema
+from mini_framework.schema import ToolDefinitionError, clean_schema, parse_docstring
+from mini_framework.strict import STRICT_KEYWORDS, strict_schema
 from mini_framework.tools import tool
 
 EMPTY = inspect.Parameter.empty
@@ -635,7 +636,7 @@ def test_our_model_accepts_and_refuses_what_pydantics_model_does(func, model):
 # keywords only (string: pattern, format from a fixed list; number: minimum/maximum/exclusive*/
 # multipleOf; array: minItems/maxItems; anyOf, enum, const, $ref/$defs, description); a `$ref` has
 # no siblings; at most 10 levels of nesting, 5000 properties, 1000 enum values in total.
-STRICT_ALLOWED = schema_module.STRICT_KEYWORDS
+STRICT_ALLOWED = STRICT_KEYWORDS
 STRICT_FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 
 

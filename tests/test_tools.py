@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 import mini_framework.schema as schema_module
+import mini_framework.strict as strict_module
 import mini_framework.tools as tools_module
 from mini_framework.arguments import ArgumentsError
 from mini_framework.media.types import ImgPath, ImgUrl, Text
@@ -293,9 +294,9 @@ def test_the_wire_format_is_a_fresh_copy_and_the_cache_stays_intact():
 
 def test_the_model_and_schemas_are_built_once(monkeypatch):
     built, stricts = [], []
-    real_create, real_strict = schema_module.create_model, tools_module.strict_schema
+    real_create, real_strict = schema_module.create_model, strict_module.strict_schema
     monkeypatch.setattr(schema_module, "create_model", lambda *a, **k: built.append(a) or real_create(*a, **k))
-    monkeypatch.setattr(tools_module, "strict_schema", lambda s: stricts.append(s) or real_strict(s))
+    monkeypatch.setattr(strict_module, "strict_schema", lambda s: stricts.append(s) or real_strict(s))
 
     @tool
     def book(room: str, nights: int = 1) -> str:

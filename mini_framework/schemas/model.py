@@ -59,7 +59,7 @@ from pydantic import (
     model_serializer,
 )
 
-from ..schema import ToolDefinitionError
+from ..schema import ToolDefinitionError, ordered
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "SchemaArguments", "model_from_schema"]
 
@@ -252,7 +252,7 @@ class _Builder:
             if ref not in self.inlined:
                 self.inlined[ref] = self.node(target, ref, depth + 1)
             annotation, shown = self.inlined[ref]
-            return annotation, _ordered({**copy.deepcopy(shown), **siblings})  # the shown schema stays a tree
+            return annotation, ordered({**copy.deepcopy(shown), **siblings})  # the shown schema stays a tree
         if ref in self.forward:  # inside its own definition, or built before
             return ForwardRef(self.forward[ref]), {"$ref": f"#/$defs/{shown_key}", **siblings}
         self.forward[ref] = f"_Def{len(self.forward)}"
@@ -308,9 +308,9 @@ class _Builder:
         if not typed:  # no type: any JSON value
             return Any, described
         if len(typed) == 1:
-            return typed[0][0], _ordered({**typed[0][1], **described})
+            return typed[0][0], ordered({**typed[0][1], **described})
         annotation: Any = Union[tuple(t[0] for t in typed)]  # a list of types: the union of them
-        return annotation, _ordered({**described, "anyOf": [t[1] for t in typed]})
+        return annotation, ordered({**described, "anyOf": [t[1] for t in typed]})
 
     def annotations(self, node: dict[str, Any], pointer: str) -> dict[str, Any]:
         """The description and default of a node, checked, in the order the shown schema puts them."""
@@ -440,7 +440,7 @@ class _Builder:
         built = [self.node(b, f"{pointer}/{word}/{i}", depth + 1) for i, b in enumerate(branches)]
         types = tuple(t for t, _ in built)
         annotation = types[0] if len(types) == 1 else Union[types]
-        return annotation, _ordered({**described, "anyOf": [s for _, s in built]})
+        return annotation, ordered({**described, "anyOf": [s for _, s in built]})
 
     def literal(self, node: dict[str, Any], pointer: str, described: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """enum / const: a Literal of the values (strings, whole numbers, booleans, null)."""
@@ -456,7 +456,7 @@ class _Builder:
                         f"not {bad!r:.60}")
         self.kinds(node, pointer)  # a bad `type` beside the values is still an error
         shown = {k: node[k] for k in ("type",) if k in node and not isinstance(node[k], list)}
-        return Literal[tuple(values)], _ordered({**shown, **described, "enum": list(values)})
+        return Literal[tuple(values)], ordered({**shown, **described, "enum": list(values)})
 
     # ------------------------------------------------------------------ keyword values
 
@@ -540,14 +540,6 @@ def _beside(node: dict[str, Any], words: set[str]) -> str:
     """The first keyword of `node` that may not stand beside `words` ($ref, anyOf); '' if none."""
     allowed = _BESIDE_REF | _ANNOTATIONS | _ROOT_ONLY | words
     return next((k for k in node if k not in allowed and not k.startswith("x-")), "")
-
-
-_KEY_ORDER = {k: i for i, k in enumerate(("type", "description", "properties", "required", "items", "anyOf", "enum"))}
-
-
-def _ordered(node: dict[str, Any]) -> dict[str, Any]:
-    """The same schema with `type` and `description` first, as schema.clean_schema prints them."""
-    return dict(sorted(node.items(), key=lambda kv: _KEY_ORDER.get(kv[0], len(_KEY_ORDER))))
 
 
 def _constrained(base: Any, constraints: dict[str, Any]) -> Any:
