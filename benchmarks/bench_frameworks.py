@@ -746,8 +746,8 @@ def context(base_url: str) -> None:
             await in_thread(lambda: None)
 
     per_hop = median_us(lambda: LOOP.run_until_complete(hops(20)), 50) / 20
-    print(f"  await mini_framework.concurrency.in_thread(no-op) (ours: per request with a sync client, per sync "
-          f"tool call): {per_hop:6.1f}")
+    print(f"  await mini_framework.concurrency.in_thread(no-op) (ours: per sync tool call, and per request "
+          f"with a sync client in arun; Agent.run calls it directly on its own loop): {per_hop:6.1f}")
 
     async def to_thread_hops(n: int) -> None:
         for _ in range(n):

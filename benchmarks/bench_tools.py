@@ -17,7 +17,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, Field
 from timing import median_us  # benchmarks/timing.py
 
-from mini_framework.schema import strict_schema
+from mini_framework.strict import strict_schema
 from mini_framework.tools import tool
 
 

@@ -27,7 +27,8 @@ what it waits on; decide each, then `agent.resume(result)`.
 
 Events go to `on_event` callbacks as they happen, or come out of `agent.events(...)`. `run()` works
 from plain scripts and inside Jupyter's running event loop; `arun()` is the async version. The client
-may be `OpenAI` (called in a worker thread) or `AsyncOpenAI`.
+may be `OpenAI` or `AsyncOpenAI`. An `OpenAI` client is called directly on the loop `run()` makes for
+itself (nothing else waits on that loop), and in a worker thread from `arun()` (whose loop is yours).
 
 A reply cut off by `max_tokens` (`finish_reason: "length"`) may hold half-written arguments: its
 calls are answered without running ("truncated"), so a cut-off value never reaches a tool.
@@ -324,7 +325,7 @@ class Agent:
             state.busy = False
         result = self.result(state)
         if state.pending:  # said once the run can be resumed (a handler may resume it right away)
-            run.emit(RunPaused(state.iteration, tuple(_held_call(p) for p in state.pending), result))
+            run.emit(RunPaused(state.iteration, tuple(getattr(p, "call", p) for p in state.pending), result))
         return result
 
     async def step(self, run: Run, executor: Executor) -> None:
@@ -381,7 +382,7 @@ class Agent:
             return await senders[depth].send(run, request, lambda r: self._send_through(run, r, depth + 1))
         create = self.client.chat.completions.create
         params = {"model": self.model, "messages": request.messages, **request.params}
-        return await either_way(create, **for_this_sdk(create, params))
+        return await either_way(create, blocking_ok=True, **for_this_sdk(create, params))
 
     async def answer_calls(self, run: Run, executor: Executor) -> None:
         """Plan the waiting calls (each checked once), let the hooks decide, then run and answer them all. A
@@ -445,11 +446,6 @@ _RESUMING = threading.Lock()  # makes "is this state busy? then it is mine" one 
 
 class _Abandoned(Exception):
     """Raised into a run whose events() iterator nobody reads any more."""
-
-
-def _held_call(item: Any) -> Any:
-    """The call a held item is about (`item.call`), for the RunPaused event."""
-    return getattr(item, "call", item)
 
 
 def repeat_key(plan: Plan) -> str:

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from .hooks import FeatureMissing, feature
 from .schema import follow_ref, is_nullable, structured_branch
-from .text import quote
+from .text import json_object, quote
 
 if TYPE_CHECKING:
     from .tools import Tool
@@ -606,12 +606,7 @@ def prepare_with_repairs(tool: Tool, raw: Any) -> tuple[BaseModel, list[str]]:
     >>> prepare_with_repairs(add, "{'a': '一百二十三', 'b': 4,}")[1]
     ['single quotes', 'trailing commas', 'coerced a: "一百二十三" -> 123']
     """
-    data: Any = raw
-    if isinstance(raw, str):
-        try:
-            data = json.loads(raw)
-        except (ValueError, RecursionError):
-            data = None
+    data: Any = json_object(raw) if isinstance(raw, str) else raw
     if isinstance(data, dict):
         try:
             return tool.validate(data), []  # the fast path: arguments fine as sent

@@ -3,6 +3,7 @@
     value = await in_thread(lambda: blocking_call())      # in a daemon thread, awaited
     response = await either_way(client.chat.completions.create, **params)   # OpenAI or AsyncOpenAI
     result = run_sync(agent.arun(question))               # from a script, or inside Jupyter's loop
+    await either_way(client.create, blocking_ok=True)     # ...called right on a loop that run_sync made
 
 Blocking functions run in daemon threads, with the caller's `contextvars` (request ids, tracing)
 copied in. `run_sync` runs a coroutine on an event loop of its own and, when it is done, gives
@@ -28,6 +29,8 @@ T = TypeVar("T")
 log = logging.getLogger("mini_framework")
 
 SHUTDOWN_GRACE = 0.1  # seconds that tasks left behind at the end of `run_sync` get to finish
+_private_loop: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
+    "mini_framework_private_loop", default=None)
 
 
 class _Workers:
@@ -127,15 +130,18 @@ def in_thread(function: Callable[[], T], *, tool: bool = False) -> Awaitable[T]:
     return future
 
 
-async def either_way(function: Callable[..., Any], **kwargs: Any) -> Any:
+async def either_way(function: Callable[..., Any], *, blocking_ok: bool = False, **kwargs: Any) -> Any:
     """`function(**kwargs)` awaitable whether it is a coroutine function (an AsyncOpenAI method, whose
     wrappers hide it from a plain check) or a blocking one (an OpenAI method, run in a worker thread).
+    `blocking_ok`: on a loop `run_sync` made (see on_private_loop), call a blocking one right there.
 
     >>> run_sync(either_way(lambda x: x + 1, x=1))
     2
     """
     if inspect.iscoroutinefunction(inspect.unwrap(function)):
         return await function(**kwargs)
+    if blocking_ok and on_private_loop():  # the caller waits for this anyway: a thread hop would only cost
+        return function(**kwargs)
     return await in_thread(lambda: function(**kwargs))
 
 
@@ -166,15 +172,32 @@ def run_sync(awaitable: Coroutine[Any, Any, T]) -> T:
     return value
 
 
+def on_private_loop() -> bool:
+    """Whether the running loop is one `run_sync` made for its caller alone: a blocking call made on it
+    holds up nothing but that caller (who is waiting for it anyway), so it can skip the thread hop.
+
+    >>> async def check() -> bool:
+    ...     return on_private_loop()
+    >>> run_sync(check()), asyncio.run(check())
+    (True, False)
+    """
+    try:
+        return _private_loop.get() is asyncio.get_running_loop()
+    except RuntimeError:  # no running loop
+        return False
+
+
 def _run_on_new_loop(awaitable: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run`, except that tasks left behind get SHUTDOWN_GRACE seconds, not forever."""
     loop = asyncio.new_event_loop()
+    mark = _private_loop.set(loop)  # the main task copies this context, so its code can tell
     try:
         return loop.run_until_complete(awaitable)
     finally:
         try:
             _abandon_leftovers(loop)
         finally:
+            _private_loop.reset(mark)
             loop.close()
 
 

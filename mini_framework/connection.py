@@ -257,17 +257,18 @@ def connect(model: str | None = None, *, env_file: str | None = None, **client_o
     >>> client.base_url.host
     '127.0.0.1'
     """
-    settings = _started(load_settings(model, env_file=env_file))
-    from openai import OpenAI  # here: the rest of the framework never needs the SDK imported
-
-    client = OpenAI(base_url=settings.base_url, api_key=settings.api_key, **client_options)
-    return Connection(client, settings.model, settings)
+    return _connect("OpenAI", model, env_file, client_options)
 
 
 def connect_async(model: str | None = None, *, env_file: str | None = None, **client_options: Any) -> Connection:
     """Like `connect()`, with an `AsyncOpenAI` client for `await`-style code."""
-    settings = _started(load_settings(model, env_file=env_file))
-    from openai import AsyncOpenAI
+    return _connect("AsyncOpenAI", model, env_file, client_options)
 
-    client = AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, **client_options)
+
+def _connect(kind: str, model: str | None, env_file: str | None, client_options: dict[str, Any]) -> Connection:
+    """`connect()` with the SDK's client class named by `kind`: "OpenAI" or "AsyncOpenAI"."""
+    settings = _started(load_settings(model, env_file=env_file))
+    import openai  # here: the rest of the framework never needs the SDK imported
+
+    client = getattr(openai, kind)(base_url=settings.base_url, api_key=settings.api_key, **client_options)
     return Connection(client, settings.model, settings)

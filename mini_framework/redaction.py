@@ -114,9 +114,8 @@ def _read_environment_secrets() -> list[str]:
     for name, value in os.environ.items():
         if name.upper() in _NOT_SECRET_NAMES:
             continue
-        if _PASSWORD_NAME.search(name) and len(value) >= _MIN_PASSWORD:
-            values += _encodings(value)
-        elif _KEY_NAME.search(name) and len(value) >= _MIN_KEY:
+        if ((_PASSWORD_NAME.search(name) and len(value) >= _MIN_PASSWORD)
+                or (_KEY_NAME.search(name) and len(value) >= _MIN_KEY)):
             values += _encodings(value)
     return sorted(set(values), key=len, reverse=True)
 

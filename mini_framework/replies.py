@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .text import quote
+from .text import json_object, quote
 from .tools import NAME_PATTERN
 
 __all__ = ["ModelReply", "ProviderError", "ToolCall", "read_reply"]
@@ -151,11 +151,8 @@ def _as_dict(obj: Any, what: str) -> dict[str, Any]:
     if isinstance(obj, dict):
         return obj
     if isinstance(obj, str):
-        try:
-            parsed = json.loads(obj)
-        except (ValueError, RecursionError):
-            parsed = None
-        if isinstance(parsed, dict):
+        parsed = json_object(obj)
+        if parsed is not None:
             return parsed
     elif hasattr(obj, "model_dump"):
         try:
@@ -208,11 +205,8 @@ def _function_of(entry: dict[str, Any], where: str) -> tuple[str, str, str]:
     if function is None and ("name" in entry or "arguments" in entry):
         function, note = entry, f"{where}: name and arguments outside 'function': read from the entry"
     elif isinstance(function, str):
-        try:
-            parsed = json.loads(function)
-        except (ValueError, RecursionError):
-            parsed = None
-        if isinstance(parsed, dict):
+        parsed = json_object(function)
+        if parsed is not None:
             function, note = parsed, f"{where}: function was a JSON string: read as the object it holds"
         else:
             function = {"name": function, "arguments": entry.get("arguments")}

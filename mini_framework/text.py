@@ -4,6 +4,7 @@
     brief(value)      one line for people: whitespace collapsed, cut
     visible(text)     every hidden or cursor-moving character shown as its escape
     as_dict(message)  a message as a plain dict, whether a dict or an SDK object
+    json_object(text) the dict a JSON text holds, or None (not JSON, or not an object)
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["as_dict", "brief", "quote", "visible"]
+__all__ = ["as_dict", "brief", "json_object", "quote", "visible"]
 
 
 def quote(value: Any, limit: int = 60) -> str:
@@ -77,3 +78,16 @@ def as_dict(message: Any) -> dict[str, Any]:
     if hasattr(message, "model_dump"):
         return message.model_dump(exclude_none=True)
     raise TypeError(f"not a chat message: {type(message).__name__}")
+
+
+def json_object(text: Any) -> dict[str, Any] | None:
+    """The object (a dict) that JSON `text` holds; None when it holds something else or is not JSON.
+
+    >>> json_object('{"city": "北京"}'), json_object("[1]"), json_object("{city: 北京}")
+    ({'city': '北京'}, None, None)
+    """
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -368,3 +370,49 @@ def test_parameters_an_older_sdk_does_not_name_travel_in_extra_body():
                    extra_body={"enable_thinking": False}).run("q")
     assert result.text == "done"
     assert sent == [{"temperature": 0, "extra_body": {"prompt_cache_key": "faq", "enable_thinking": False}}]
+
+
+# ----------------------------------------------------------------------------- where a sync client is called
+
+class ThreadRecordingClient(ScriptedClient):
+    """A ScriptedClient that notes which thread each request ran in, and can be slow."""
+
+    def __init__(self, replies: list[dict], delay: float = 0.0):
+        super().__init__(replies)
+        self.threads: list[int] = []
+        self.delay = delay
+
+    def create(self, **params):
+        self.threads.append(threading.get_ident())
+        time.sleep(self.delay)
+        return super().create(**params)
+
+
+def test_run_calls_a_sync_client_on_its_own_loop_without_a_thread_hop():
+    fake = ThreadRecordingClient([call(1)])
+    loop_threads: list[int] = []
+
+    def note(event):
+        loop_threads.append(threading.get_ident())  # on_event runs on the agent's loop
+
+    Agent(fake, "m", [get_weather]).run("q", on_event=note)
+    assert len(fake.threads) == 2 and set(fake.threads) == set(loop_threads)
+
+
+def test_arun_calls_a_sync_client_in_a_worker_so_the_callers_loop_keeps_going():
+    fake = ThreadRecordingClient([call(1)], delay=0.2)
+    ticks: list[float] = []
+
+    async def main():
+        async def ticker():
+            while True:
+                ticks.append(asyncio.get_running_loop().time())
+                await asyncio.sleep(0.02)
+        task = asyncio.create_task(ticker())
+        result = await Agent(fake, "m", [get_weather]).arun("q")
+        task.cancel()
+        return result
+
+    result = asyncio.run(main())
+    assert result.text == "done" and len(fake.requests) == 2
+    assert len(ticks) >= 10  # 0.4 s of requests: a blocked loop would have ticked once or twice

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from course import lesson03, lesson03b, lesson04, lesson05
 from mini_framework import tool
 from mini_framework.numerals import parse_number
-from mini_framework.schema import strict_schema
+from mini_framework.strict import strict_schema
 
 # -- lesson 03 ----------------------------------------------------------------------------------
 

@@ -221,7 +221,7 @@ class Vision:
             return "(no vision model is configured to describe it)"
         client, model = self.describer
         image = {"type": "image_url", "image_url": {"url": self.store.data_url(media), "detail": media.detail}}
-        params = {"model": model, "messages": [
+        params: dict[str, Any] = {"model": model, "messages": [
             {"role": "system", "content": DESCRIBE_INSTRUCTIONS},
             {"role": "user", "content": [{"type": "text", "text": question}, image]}]}
         try:
