@@ -13,6 +13,11 @@ the stored message and the tool messages answering it always pair up (a follow-u
 null or repeated id is a 400 from the API, after the tools have already run). What cannot be
 repaired raises `ProviderError`, whose message quotes what the provider sent.
 
+The stored message carries `content: ""` (not null) beside tool calls: OpenAI, DeepSeek, vLLM, Ollama and
+llama.cpp's server all take "" back, and the last two refuse null (a 400 or a 500). Some gateways in front of
+Anthropic-style APIs refuse "" instead ("text content blocks must be non-empty"): for those, a
+`before_request` hook (hooks.py) can send None where the text is "".
+
 Concessions: one choice per reply (`n=1`); text content given as a list of parts is kept as a
 list; provider extras other than DeepSeek's `reasoning_content` are dropped from the stored message.
 """
@@ -108,7 +113,8 @@ def read_reply(response: Any, taken_ids: set[str] | frozenset[str] = frozenset()
     calls = _read_calls(message.get("tool_calls"), set(taken_ids), round_number, repairs)
     content = _content_text(message.get("content"), repairs)
     stored: dict[str, Any] = {"role": "assistant", "content": content}
-    if calls:
+    if calls:  # "" beside calls, not null: llama.cpp's server and some Ollama models refuse null there
+        stored["content"] = content or ""
         stored["tool_calls"] = [c.to_message_part() for c in calls]
     if isinstance(message.get("reasoning_content"), str) and message["reasoning_content"]:
         stored["reasoning_content"] = message["reasoning_content"]  # DeepSeek wants it back during a tool loop

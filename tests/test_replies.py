@@ -157,3 +157,17 @@ def test_reading_a_hostile_reply_never_hangs():
     done = threading.Event()
     threading.Thread(target=lambda: (read_reply(body), done.set()), daemon=True).start()
     assert done.wait(10)
+
+
+def test_a_reply_with_only_calls_is_stored_with_empty_text_not_null():
+    # llama.cpp's server answers 500 to an assistant message with tool_calls and content null (or no content);
+    # Ollama refuses null with a 400. OpenAI, DeepSeek and vLLM take "" as well.
+    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    for content in (None, "", []):
+        stored = read_reply({"choices": [{"message": {"role": "assistant", "content": content,
+                                                      "tool_calls": [call]}}]}).message
+        assert stored["content"] == "" and stored["tool_calls"][0]["id"] == "call_1"
+    said = read_reply({"choices": [{"message": {"role": "assistant", "content": "Let me check.", "tool_calls": [call]}}]})
+    assert said.message["content"] == "Let me check."
+    silent = read_reply({"choices": [{"message": {"role": "assistant", "content": None}}]})
+    assert silent.message["content"] is None  # no calls: what was sent (an empty answer stays empty)

@@ -535,7 +535,7 @@ def test_reasoning_content_is_kept_on_the_message(form):
     assembler = Assembler()
     assert [assembler.feed(c) for c in stream] == [""] * 5  # reasoning is not the answer's text
     read = read_reply(assembler.finish())
-    assert read.message["reasoning_content"] == "The user asks about 北京." and read.message["content"] is None
+    assert read.message["reasoning_content"] == "The user asks about 北京." and read.message["content"] == ""
 
 
 @row("a chunk with no choices")
