@@ -26,9 +26,10 @@ Modules, from the socket inwards:
     vision      what `practice-vision` sees in an image, from its bytes (format, size, colours,
                 PNG text); Pillow is imported lazily, and only the pixels need it
     structured  a final answer shaped by `response_format` (json_object, json_schema)
+    llamacpp    what llama.cpp's server refuses, and when its small model calls a tool (`@llamacpp`)
     reply       what a brain decides; `wire` turns it into `chat.completion` JSON or stream chunks
     quirks      a provider's deviations from that wire format, by flag (`practice@ollama`, `@gemini`,
-                `@dashscope`, `@kimi`, `@vllm`, `@poolside`, `@glm`, `@cut`, `@deepseek@thinking`)
+                `@dashscope`, `@kimi`, `@vllm`, `@poolside`, `@glm`, `@llamacpp`, `@cut`, `@deepseek@thinking`)
 
 The rule about the framework: the practice package imports nothing from `mini_framework`
 (tests/test_practice_imports.py enforces it). Everything it needs, it has, `numerals.py` (a

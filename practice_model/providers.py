@@ -60,7 +60,7 @@ SEPARATOR = "@"
 WORDINGS = ("openai", "deepseek")
 """The wording flags the practice model knows; 'openai' is what no flag means."""
 DEFAULT = "openai"
-QUIRKS = ("ollama", "gemini", "dashscope", "kimi", "vllm", "poolside", "glm")
+QUIRKS = ("ollama", "gemini", "dashscope", "kimi", "vllm", "poolside", "glm", "llamacpp")
 """Provider flags: one provider's stream shape each (`quirks.py`); at most one per model name."""
 MODES = ("cut", "thinking")
 """Flags that combine with any provider flag (`@thinking` only with `@deepseek`)."""

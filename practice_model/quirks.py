@@ -22,6 +22,10 @@ changing them is the point (`providers.without_quirks`):
     @poolside   Poolside, vLLM's harmony path  every later chunk of a call brings another id
     @glm        GLM-4.6 on vLLM                each call whole in one chunk, `content: ""` beside it and
                                                with the finish
+    @llamacpp   llama.cpp's server              `content: null` and the legacy `function_call` beside a call, ids
+                (llama-cpp-python, chatml-      `call__0_<name>_<completion id>`, arguments `{ "city" : "北京" } `;
+                function-calling)              streamed: id, type and name on every fragment, no usage chunk
+                                               (what it refuses and when it calls: `llamacpp.py`)
     @cut        max_tokens running out         the first reply with tool calls after the user's message
                                                stops half-way through its last call's arguments,
                                                finish_reason "length" (the retry fits)
@@ -445,6 +449,57 @@ def _thinking_body(body: dict[str, Any], ctx: Context) -> None:
     _count_reasoning(body["usage"], _reasoning_tokens(ctx, len(body["choices"])))
 
 
+def _llamacpp_arguments(arguments: str) -> str:
+    """Arguments as llama.cpp's grammar writes them: spaces inside the braces and around each colon.
+
+    >>> _llamacpp_arguments('{"city":"北京"}'), _llamacpp_arguments('{"a": [1, 2]}'), _llamacpp_arguments("{")
+    ('{ "city" : "北京" } ', '{ "a" : [1, 2] } ', '{')
+    """
+    value = _as_object(arguments)
+    if not isinstance(value, dict):
+        return arguments
+    pairs = [json.dumps(k, ensure_ascii=False) + " : " + json.dumps(v, ensure_ascii=False) for k, v in value.items()]
+    return "{ " + ", ".join(pairs) + " } " if pairs else "{} "
+
+
+def _llamacpp_id(head_id: str, index: int, name: str) -> str:
+    """`call__<index>_<name>_cmpl-...`: the call's id, made of the completion's id as llama.cpp makes it."""
+    return f"call__{index}_{name}_cmpl-{head_id.removeprefix('chatcmpl-')}"
+
+
+def _llamacpp_body(body: dict[str, Any], ctx: Context) -> None:
+    """`content: null` and `function_call` beside the calls; llama.cpp's ids and argument spacing."""
+    for message in _messages(body):
+        for index, call in enumerate(message.get("tool_calls") or []):
+            call["id"] = _llamacpp_id(body["id"], index, call["function"]["name"])
+            call["function"]["arguments"] = _llamacpp_arguments(call["function"]["arguments"])
+        if message.get("tool_calls"):
+            message["content"] = None
+            message["function_call"] = dict(message["tool_calls"][0]["function"])
+
+
+def _llamacpp_stream(chunks: Chunks, ctx: Context) -> Chunks:
+    """Every fragment of a call repeats its id, type and name (and a `function_call` twin); no usage chunk."""
+    out, names, ids = [], {}, {}
+    for chunk in chunks:
+        choice = _choice(chunk)
+        if choice is None:
+            continue  # the usage chunk: llama.cpp's server sends none, whatever stream_options asks
+        for call in _calls(chunk):
+            at = call["index"]
+            function = call.setdefault("function", {})
+            names.setdefault(at, function.get("name", ""))
+            ids.setdefault(at, _llamacpp_id(chunk["id"], at, names[at]))
+            call.update(id=ids[at], type="function")
+            function["name"] = names[at]
+        delta = choice["delta"]
+        if delta.get("tool_calls"):
+            delta["content"] = None
+            delta["function_call"] = dict(delta["tool_calls"][0]["function"])
+        out.append(chunk)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 
 _OLLAMA = ("https://github.com/ollama/ollama/issues/7881",
@@ -472,6 +527,13 @@ QUIRKS: dict[str, Quirk] = {q.flag: q for q in (
           _poolside_stream),
     Quirk("glm", "GLM-4.6 on vLLM", "each call whole in one chunk, content \"\" beside it and beside the finish",
           ("https://github.com/GoogleCloudPlatform/kubectl-ai/pull/559",), _glm_stream),
+    Quirk("llamacpp", "llama.cpp's server (llama-cpp-python, chatml-function-calling)", "content null and "
+          "function_call beside a call, ids call__0_<name>_<completion id>, arguments { \"city\" : \"北京\" }; "
+          "streamed: id and name on every fragment, no usage chunk; refuses content null beside tool_calls (500) and "
+          "calls a tool only when tool_choice names it (llamacpp.py)",
+          ("https://github.com/abetlen/llama-cpp-python/blob/main/llama_cpp/llama_chat_format.py",
+           "https://github.com/jekalmin/extended_openai_conversation/issues/203",
+           "https://github.com/abetlen/llama-cpp-python/issues/1314"), _llamacpp_stream, _llamacpp_body),
     Quirk("cut", "any provider, when max_tokens runs out", "the first reply with tool calls after the user's "
           "message stops half-way through its last call's arguments, finish_reason \"length\" (streamed and not)",
           ("https://platform.openai.com/docs/api-reference/chat/object",)),

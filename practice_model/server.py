@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import caching, checks, context, errors, providers, quirks, wire
+from . import caching, checks, context, errors, llamacpp, providers, quirks, wire
 from .errors import ApiError
 from .personas import Persona, Responder, registry
 from .requestlog import RequestLog, bearer, loggable_body, redact_headers
@@ -216,6 +216,8 @@ class PracticeServer:
         body = checks.parse(raw)
         persona = checks.check(body, self.personas, raw)
         flags = providers.parse_model(body["model"]) or providers.Flags(persona.name)
+        if flags.quirk == "llamacpp":
+            llamacpp.refuse(body)       # what llama.cpp's server answers 500 to (`llamacpp.py`)
         thinking = providers.thinking(flags, body)
         facts = wire.facts(body)        # ids, usage and limits: fixed before the persona sees (and may change) the body
         context.check(body, facts, context.window(persona, flags), flags.wording)
@@ -226,10 +228,13 @@ class PracticeServer:
         streamed = body.get("stream") is True
         history = {"messages": list(body["messages"])}     # as sent: the persona may change the body
         reply = self._responder(persona)(body)      # `model` may carry flags: the persona's name does not
+        if flags.quirk == "llamacpp":
+            reply = llamacpp.decide(reply, body)    # the small model calls only what tool_choice forces
         self.prompt_cache.remember(blocks)          # only what was answered (a 429 leaves nothing behind)
         rows = quirks.active(flags, thinking)       # a provider's deviations on the wire (`quirks.py`)
         ctx = quirks.context(history, reply, seed, thinking)
-        reply = quirks.cut(reply, history) if flags.cut else reply
+        reply = quirks.cut(reply, history) if flags.cut and flags.quirk != "llamacpp" else reply  # its grammar
+        # writes the arguments whole, whatever max_tokens says
         if streamed:
             return Response(200, chunks=quirks.on_stream(wire.stream(facts, reply), ctx, rows))
         return Response(200, quirks.on_body(wire.completion(facts, reply), ctx, rows))

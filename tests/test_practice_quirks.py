@@ -31,6 +31,7 @@ WEATHER = {"type": "function", "function": {
 TWO_CALLS = [{"role": "user", "content": "北京和上海天气怎么样？"}]
 TEXT = [{"role": "user", "content": "你好，请用一句话介绍你自己。"}]
 PROVIDERS = list(providers.QUIRKS)
+SAME_ANSWER = [q for q in PROVIDERS if q != "llamacpp"]  # @llamacpp also changes what is answered (its own tests)
 
 
 @pytest.fixture(scope="module")
@@ -323,7 +324,7 @@ def comparable(message: dict[str, Any], flag: str) -> dict[str, Any]:
     return out
 
 
-@pytest.mark.parametrize("flag", PROVIDERS)
+@pytest.mark.parametrize("flag", SAME_ANSWER)
 def test_the_assembler_gives_the_unflagged_non_streamed_message(server, flag):
     for messages in (TWO_CALLS, TEXT, with_results(server)):
         assembler = Assembler()
