@@ -71,3 +71,19 @@ ADD_TOOL: dict[str, Any] = {
 
 TOOLS: list[dict[str, Any]] = [WEATHER_TOOL, ADD_TOOL]
 FUNCTIONS = {"get_weather": get_weather, "add_numbers": add_numbers}
+
+
+def insist_on_a_call(client: Any, message: Any, name: str, **request: Any) -> Any:
+    """`message` (an SDK reply message) if it calls a tool. A small real model may answer in words instead: then
+    say what it said, and ask again (`request`: the same create() keywords) with `tool_choice` naming the tool
+    `name`, which makes any model that supports `tool_choice` call it. Lesson 01 shows the same by hand.
+
+    >>> from types import SimpleNamespace
+    >>> insist_on_a_call(None, SimpleNamespace(tool_calls=[1]), "get_weather").tool_calls
+    [1]
+    """
+    if message.tool_calls:
+        return message
+    print(f"no tool call; the model said {message.content!r:.80}. Asking again with tool_choice naming {name}:")
+    force = {"type": "function", "function": {"name": name}}
+    return client.chat.completions.create(**request, tool_choice=force).choices[0].message
