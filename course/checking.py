@@ -6,6 +6,7 @@ and returns a `CheckResult` that Jupyter displays as one line:
     ✅ Exercise 1 passed: ...           the solution works
     ⏳ Exercise 1 not solved yet: ...   the stub is still there; a *nudge*, not the answer
     ❌ Exercise 1 not right yet: ...    a wrong answer or an error, what is wrong, then a *recipe*
+    ⌛ Exercise 1: the check stopped    it ran longer than its time limit (code that waits forever)
 
 Hints are progressive: a fresh lesson shows only nudges (a room of learners reading the committed
 notebooks sees no answers); the recipe comes with a ❌, or on request with `check.hint(N)`.
@@ -14,10 +15,13 @@ Nothing here raises into the notebook, so *Run All* on a fresh lesson reaches th
 """
 from __future__ import annotations
 
+import contextvars
 import json
 import os
+import queue
 import sys
 import sysconfig
+import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +35,14 @@ _COURSE_DIRS = tuple(str(_ROOT / name) for name in ("course", "mini_framework", 
 
 class NotSolved(Exception):
     """Raised inside a test when the learner's code is still the stub."""
+
+
+TIME_LIMIT = 30.0  # seconds a check may take against the practice model (they take about one)
+TIME_LIMIT_REAL = 300.0  # against a real model, which may write for minutes
+
+
+class TooSlow(Exception):
+    """A check ran longer than its time limit: the learner's code (or the model) has not returned."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +149,12 @@ def run_check(exercise: int, test: Callable[[], str], nudge: str, recipe: str | 
     """
     recipe = recipe or nudge
     try:
-        detail = test()
+        detail = within_time(test, TIME_LIMIT if practice_in_use() else TIME_LIMIT_REAL)
+    except TooSlow as slow:
+        return CheckResult(exercise, "wrong", f"⌛ Exercise {exercise}: the check stopped after {slow} seconds, and "
+                                              "your code had not returned. Does something wait forever (a lock, a "
+                                              "loop, a result that never comes)? Interrupt the kernel if the cell "
+                                              f"still runs.{_next_step(exercise, recipe)}")
     except NotSolved:
         return CheckResult(exercise, "not solved", f"⏳ Exercise {exercise} not solved yet. {nudge} "
                                                    f"(Stuck? check.hint({exercise}) shows the steps.)")
@@ -149,6 +166,38 @@ def run_check(exercise: int, test: Callable[[], str], nudge: str, recipe: str | 
         return CheckResult(exercise, "wrong", f"❌ Exercise {exercise} raised {text}{where_in_your_code(error)}."
                                               f"{_next_step(exercise, recipe)}")
     return CheckResult(exercise, "passed", f"✅ Exercise {exercise} passed: {detail}")
+
+
+def within_time(test: Callable[[], str], seconds: float) -> str:
+    """`test()`, run in a daemon thread (with this context) and waited for at most `seconds`: what it returns
+    or raises, or TooSlow. A test that never returns keeps its thread, not the notebook.
+
+    >>> within_time(lambda: "done", 5)
+    'done'
+    """
+    outcome: queue.SimpleQueue[tuple[str | None, BaseException | None]] = queue.SimpleQueue()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            outcome.put((context.run(test), None))
+        except BaseException as error:  # raised again below, in the caller's thread
+            outcome.put((None, error))
+        finally:
+            for stream in (sys.stdout, sys.stderr):  # what it printed lands before the result is shown
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+
+    threading.Thread(target=work, name="exercise-check", daemon=True).start()
+    try:
+        detail, error = outcome.get(timeout=seconds)
+    except queue.Empty:
+        raise TooSlow(f"{seconds:g}") from None
+    if error is not None:
+        raise error
+    return detail  # type: ignore[return-value]
 
 
 _WRONG_SO_FAR: dict[tuple[int, str], int] = {}  # (exercise, recipe) -> ❌ shown in this kernel

@@ -88,3 +88,23 @@ def test_a_function_without_tool_is_told_to_add_it():
     assert expect_tool(tool(get_weather)).name == "get_weather"
     with pytest.raises(NotSolved):
         expect_tool(None)
+
+
+def test_a_check_whose_code_never_returns_stops_at_its_time_limit_and_says_so(monkeypatch):
+    import threading
+    import time as clock
+
+    from course import checking
+
+    monkeypatch.setattr(checking, "TIME_LIMIT", 0.3)
+    never = threading.Event()
+    started = clock.perf_counter()
+    result = checking.run_check(1, lambda: never.wait() and "done", "a nudge", "the steps")
+    assert clock.perf_counter() - started < 5
+    assert result.status == "wrong" and result.message.startswith("⌛ Exercise 1: the check stopped after 0.3 seconds")
+    assert "wait forever" in result.message
+    never.set()  # let the abandoned thread end
+    ok = checking.run_check(2, lambda: "fine", "a nudge")
+    assert ok.passed and ok.message == "✅ Exercise 2 passed: fine"
+    raised = checking.run_check(3, lambda: 1 / 0, "a nudge")
+    assert raised.status == "wrong" and "ZeroDivisionError" in raised.message  # errors still come through the thread
