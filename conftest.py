@@ -10,7 +10,9 @@ turns that off, so any difference fails.
 """
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -21,6 +23,7 @@ os.environ["LLM_BASE_URL"] = "practice"
 # The framework's own files (the key saved runs are signed with, the record of spent approvals) go to a
 # folder of this test run, not to ~/.mini_framework; notebook kernels inherit it.
 os.environ["MINI_FRAMEWORK_HOME"] = tempfile.mkdtemp(prefix="mini_framework_home_")
+atexit.register(shutil.rmtree, os.environ["MINI_FRAMEWORK_HOME"], ignore_errors=True)  # each run cleans up its own
 
 LESSONS = Path(__file__).resolve().parent / "lessons"
 WORKSPACE_MARK = "(your own work, we assume)"  # in every reason course.workspace gives
