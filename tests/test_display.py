@@ -19,8 +19,19 @@ def test_results_sit_beside_their_calls_in_call_order():
     ]))
     assert text.splitlines()[1:] == [
         '[assistant] → get_weather({"city":"北京"})  id=call_a', "            ← A",
-        '[assistant] → get_weather({"city":"上海"})  id=call_b', "            ← B",
+        '            → get_weather({"city":"上海"})  id=call_b', "            ← B",  # one message: one label
     ]
+
+
+def test_one_assistant_message_with_text_and_calls_is_drawn_as_one_message():
+    conversation = [{"role": "assistant", "content": "我查一下。", "tool_calls": [call("call_a")]},
+                    {"role": "tool", "tool_call_id": "call_a", "content": "A"},
+                    {"role": "assistant", "content": None, "tool_calls": [call("call_b")]}]
+    lines = str(show(conversation)).splitlines()
+    assert lines[0] == "[assistant] 我查一下。" and lines[1].startswith("            → get_weather")
+    assert lines[3].startswith("[assistant] → get_weather") and "id=call_b" in lines[3]  # the next message: labelled
+    html_rows = show(conversation)._repr_html_().split("<tr>")[1:]
+    assert [">assistant</td>" in row for row in html_rows] == [True, False, True]
 
 
 def test_unanswered_calls_and_stray_results_are_flagged():

@@ -64,6 +64,7 @@ class Row:
     call: str | None = None  # "name(arguments)" for a tool call
     result: str | None = None  # the answering tool message, or None if unanswered
     note: str | None = None  # a warning such as "no result"
+    same_message: bool = False  # a call after the text (or the calls) of the same assistant message
 
 
 def transcript_rows(messages: Iterable[Any]) -> list[Row]:
@@ -88,7 +89,7 @@ def transcript_rows(messages: Iterable[Any]) -> list[Row]:
         calls = message.get("tool_calls") or []
         if text or not calls:
             rows.append(Row(role, _clip(text)))
-        for call in calls:
+        for number, call in enumerate(calls):
             call_id = call.get("id")
             function = call.get("function") or {}
             called.add(call_id)
@@ -99,6 +100,7 @@ def transcript_rows(messages: Iterable[Any]) -> list[Row]:
                 call=f"{function.get('name')}({function.get('arguments', '')})",
                 result=None if answer is None else _clip(content_text(answer.get("content"))),
                 note=None if answer is not None else "no result",
+                same_message=bool(text) or number > 0,
             ))
     return rows
 
@@ -116,7 +118,8 @@ class Transcript:
         lines = []
         for row in self.rows:
             if row.call is not None:
-                lines.append(f"[assistant] → {row.call}  id={row.call_id}")
+                who = " " * len("[assistant] ") if row.same_message else "[assistant] "
+                lines.append(f"{who}→ {row.call}  id={row.call_id}")
                 lines.append(f"{'':12}← {row.result}" if row.result is not None else f"{'':12}⚠ {row.note}")
             elif row.note:
                 lines.append(f"[{row.role}] ⚠ {row.note} (tool_call_id={row.call_id}): {row.text}")
@@ -131,7 +134,7 @@ class Transcript:
         for row in self.rows:
             colour = _COLOURS.get(row.role, "#111827")
             style = f"color:{colour};font-weight:600;padding:2px 8px;vertical-align:top"
-            who = f'<td style="{style}">{html.escape(row.role)}</td>'
+            who = f'<td style="{style}">{"" if row.same_message else html.escape(row.role)}</td>'
             if row.call is not None:
                 result = (f"← {html.escape(row.result)}" if row.result is not None
                           else f'<span style="color:#b91c1c">⚠ {html.escape(row.note or "")}</span>')
