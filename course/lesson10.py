@@ -341,14 +341,13 @@ def _judge(trim: Callable[..., Any], messages: list[dict[str, Any]], budget: int
                              "assistant message with tool_calls and the tool messages answering it are one unit: keep "
                              "them together or drop them together")
     used = tokens(kept)
-    if used > budget:
-        still = [unit[0] for unit in units if unit[0] in positions]
+    still = [unit[0] for unit in units if unit[0] in positions]  # droppable units kept
+    if used > budget and still:  # over the budget with only what must stay left is right: it must stay
         raise AssertionError(f"{what}: you kept {used} tokens, over the budget of {budget}, and messages[{still[0]}] "
                              f"({messages[still[0]]['role']}), older than the question, is still there. The turn that "
                              f"must stay is the latest user message (messages[{last_user}], the last with role "
                              "'user', not the first) and what follows it; every unit between the system prompt and it "
-                             "can go, oldest first, until count(kept) fits"
-                             if still else f"{what}: you kept {used} tokens, over the budget of {budget}")
+                             "can go, oldest first, until count(kept) fits")
     dropped = [n for n, unit in enumerate(units) if unit[0] not in positions]
     kept_units = [n for n, unit in enumerate(units) if unit[0] in positions]
     if dropped and kept_units and max(dropped) > min(kept_units):
@@ -369,7 +368,7 @@ def trim(trim: Callable[..., Any]) -> CheckResult:
     def test() -> str:
         checked = 0
         full, fixed = tokens(WRITTEN), tokens([WRITTEN[0], WRITTEN[-1]])
-        for budget in (full, full - 1, 300, fixed):
+        for budget in (full, full - 1, 300, fixed, fixed - 1, 20):  # the last two: less than must stay
             _judge(trim, WRITTEN, budget, f"the lesson's chat trimmed to {budget} tokens")
             checked += 1
         for budget in (tokens(WITH_LATER_SYSTEM), 300):
@@ -382,12 +381,13 @@ def trim(trim: Callable[..., Any]) -> CheckResult:
             units, last_user = units_of(messages)
             must = [m for i, m in enumerate(messages) if m["role"] == "system" or i >= last_user]
             low, high = tokens(must), tokens(messages)
-            for budget in sorted({low, high, high - 1, *(rng.randint(low, high) for _ in range(4))}):
+            for budget in sorted({low // 2, low, high, high - 1, *(rng.randint(low, high) for _ in range(4))}):
                 _judge(trim, messages, budget, f"random conversation {seed} ({len(messages)} messages) trimmed to "
                                                f"{budget} tokens")
                 checked += 1
-        return (f"{checked} trims of 32 conversations: the system prompt and the last turn kept, calls and answers "
-                "together, within budget, nothing dropped that fitted; the practice server accepted every one")
+        return (f"{checked} trims of 32 conversations: the system prompt and the last turn kept (also where they alone "
+                "are over the budget), calls and answers together, within budget, nothing dropped that fitted; the "
+                "practice server accepted every one")
     return run_check(2, test, "Group the history into units first (a call with its answers is one); then drop whole "
                               "units from the oldest on, until count(kept) fits.", recipe=hint.recipes[2])
 

@@ -263,6 +263,7 @@ CASES = {
         [in_place],  # changes the caller's history
         [wrong_trim(first_user=True)],  # the first user message taken as the question: nothing droppable
         [wrong_trim(systems_first=True)],  # a later system message moved to the front
+        [wrong_trim(keep_tail=False)],  # the question droppable too: a tight budget leaves only ['system']
         [boom],
     ]),
     "cache_key": (lesson10.cache_key, [cache_key], [stub], [
