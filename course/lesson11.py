@@ -128,9 +128,10 @@ def _explained(error: Exception) -> str:
         return (f"IndexError{where}: a list position that is not there yet. Headers can come out of order (this "
                 "check sends the header of index 1 before the header of index 0), so a list that grows as headers "
                 "arrive has no place for them. Keep the calls in a dict keyed by index, and sort by index at the end")
-    if isinstance(error, TypeError) and "NoneType" in str(error):
-        return (f"TypeError: {error}{where}. A field in a delta can be null (the first chunk has \"content\": null "
-                "when the reply starts with a call): treat null and missing alike, e.g. delta.get('content') or ''")
+    if isinstance(error, (TypeError, AttributeError)) and "NoneType" in str(error):
+        return (f"{type(error).__name__}: {error}{where}. A field in a delta can be null (the first chunk has "
+                "\"content\": null when the reply starts with a call; llama.cpp's server sends \"tool_calls\": null, others "
+                "\"function\": null): treat null and missing alike, e.g. delta.get('tool_calls') or []")
     if isinstance(error, KeyError) and error.args and error.args[0] in DELTA_FIELDS:
         without = (" Some servers even send a call delta without 'function' at all ({\"index\": 1, \"id\": \"\"}, "
                    "closing a call): treat a missing function like an empty one."
@@ -145,7 +146,7 @@ def _run(assemble: Callable[[Any], Any], chunks: list[dict[str, Any]], what: str
     """The learner's (text, calls, finish_reason) for a copy of `chunks`, checked for shape."""
     try:
         result = assemble(copy.deepcopy(chunks))
-    except (json.JSONDecodeError, IndexError, TypeError, KeyError) as error:
+    except (json.JSONDecodeError, IndexError, TypeError, AttributeError, KeyError) as error:
         if not (said := _explained(error)):
             raise
         raise AssertionError(said) from None
@@ -293,6 +294,14 @@ def assemble(assemble: Callable[[Any], Any]) -> CheckResult:
         _same_calls(_run(assemble, dashscope, "a stream shaped like DashScope's")[1], EXPECTED, dashscope,
                     "a stream shaped like DashScope's (id \"\" and name null on the chunks after the header, then "
                     "a delta with \"function\": {} and one without function)")
+        nulls = two_calls(split(ARGS0, [9, 20]), split(ARGS1, [10]))  # llama.cpp's server: null for "none here"
+        nulls[0] = chunk({"role": "assistant", "content": None, "function_call": None, "tool_calls": None})
+        nulls[-2] = chunk({"role": None, "content": None, "function_call": None, "tool_calls": None}, "tool_calls")
+        nulls.insert(-2, calls_chunk({"index": 1, "id": None, "type": None, "function": None}))
+        _same_calls(_run(assemble, nulls, "a stream with nulls")[1], EXPECTED, nulls,
+                    "a stream with \"tool_calls\": null on its first and last chunks (llama.cpp's server sends "
+                    "them so) and a call delta with \"function\": null")
+        streams += 1
         after = basic[:-1] + [chunk({}), usage_chunk()]
         finish = _run(assemble, after, "a chunk after the finish")[2]
         assert finish == "tool_calls", (
@@ -316,8 +325,8 @@ def assemble(assemble: Callable[[Any], Any]) -> CheckResult:
             f"{[c.get('arguments') for c in calls]!r:.80}: "
             "the assembler only adds up; with finish_reason 'length' the caller runs nothing")
         return (f"{streams + 7} streams assembled: interleaved fragments split at every point of '北京' and '\\u4e0a', "
-                "headers out of order, a header repeated with new ids, Kimi's and DashScope's nulls and empty "
-                "strings, finish_reason null after the finish and sent twice, a reply cut off by max_tokens")
+                "headers out of order, a header repeated with new ids, Kimi's, DashScope's and llama.cpp's nulls and "
+                "empty strings, finish_reason null after the finish and sent twice, a reply cut off by max_tokens")
     return run_check(1, test, "One slot per index: each fragment goes to the slot its index names. What else does "
                               "a chunk carry that you must keep?", recipe=hint.recipes[1])
 

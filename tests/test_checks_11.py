@@ -13,7 +13,7 @@ from course.lesson11 import CONVERSATION, TWO_TURNS, problems, reference
 
 def assemble(chunks, *, by="index", parse=False, finish_kept=True, add_names=False, sort=True, every_choice=True,
              overwrite=False, ids="first", names="first", strict_function=False, finish_rule="last_sent",
-             strip=False, header_arguments=True):
+             strip=False, header_arguments=True, tool_calls_default=False, function_default=False):
     """The solution, and (through the options) the ways it goes wrong."""
     text, slots, order, finish = "", {}, [], None
     for chunk in chunks:
@@ -21,8 +21,9 @@ def assemble(chunks, *, by="index", parse=False, finish_kept=True, add_names=Fal
         for choice in choices:
             delta = choice.get("delta") or {}
             text += delta.get("content") or ""
-            for part in delta.get("tool_calls") or []:
-                function = part["function"] if strict_function else part.get("function") or {}
+            for part in delta.get("tool_calls", []) if tool_calls_default else delta.get("tool_calls") or []:
+                function = (part["function"] if strict_function else part.get("function", {}) if function_default
+                            else part.get("function") or {})
                 if by == "index":
                     key = part["index"]
                 elif by == "id":
@@ -303,6 +304,8 @@ def system_null(request, messages):
 
 CASES = {
     "assemble": (lesson11.assemble, [assemble], [stub], [
+        [wrong(assemble, tool_calls_default=True)],  # delta.get("tool_calls", []): crashes on llama.cpp's null
+        [wrong(assemble, function_default=True)],  # part.get("function", {}): crashes on "function": null
         [wrong(assemble, by="arrival")],  # a new call at each id, fragments to the latest
         [wrong(assemble, parse=True)],  # json.loads on each fragment
         [wrong(assemble, by="id")],  # keyed by id: the fragments carry none
