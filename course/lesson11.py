@@ -130,8 +130,8 @@ def _explained(error: Exception) -> str:
                 "arrive has no place for them. Keep the calls in a dict keyed by index, and sort by index at the end")
     if isinstance(error, (TypeError, AttributeError)) and "NoneType" in str(error):
         return (f"{type(error).__name__}: {error}{where}. A field in a delta can be null (the first chunk has "
-                "\"content\": null when the reply starts with a call; llama.cpp's server sends \"tool_calls\": null, others "
-                "\"function\": null): treat null and missing alike, e.g. delta.get('tool_calls') or []")
+                "\"content\": null when the reply starts with a call; llama.cpp's server sends \"tool_calls\": null, "
+                "others \"function\": null): treat null and missing alike, e.g. delta.get('tool_calls') or []")
     if isinstance(error, KeyError) and error.args and error.args[0] in DELTA_FIELDS:
         without = (" Some servers even send a call delta without 'function' at all ({\"index\": 1, \"id\": \"\"}, "
                    "closing a call): treat a missing function like an empty one."
