@@ -45,6 +45,17 @@ def refund(order_id: str, amount: float) -> str:
     return f"已退款 {amount} 元"
 
 
+@tool(requires_approval=lambda args: args.total / args.people > 500)
+def split_bill(total: float, people: int) -> str:
+    """把一笔账平分给几个人，每人转账
+
+    Args:
+        total: 总金额（元）
+        people: 人数
+    """
+    return f"每人 {total / people:.2f} 元"
+
+
 @tool(requires_approval=True)
 def send_email(to: str, subject: str, body: str) -> str:
     """Send an e-mail (really sends)."""
@@ -61,7 +72,7 @@ def get_balance(account: str) -> str:
     return "余额 5,230.00 元"
 
 
-BANK_TOOLS = {t.name: t for t in (transfer_money, refund, send_email, get_balance)}
+BANK_TOOLS = {t.name: t for t in (transfer_money, refund, split_bill, send_email, get_balance)}
 
 # (what the call is, the call, whether it must wait, why)
 GATE_CASES: list[tuple[str, ToolCall, bool, str]] = [
@@ -100,6 +111,9 @@ GATE_CASES: list[tuple[str, ToolCall, bool, str]] = [
                                                                    '{"order_id": "209901010000", "amount": 10}'), True,
      "refund's predicate raises KeyError for this order: a predicate that fails must mean wait (fail closed), "
      "never run"),
+    ("a bill split between 0 people", ToolCall("call_15", "split_bill", '{"total": 300, "people": 0}'), True,
+     "split_bill's predicate divides by the number of people and raises ZeroDivisionError: any failure of a "
+     "predicate, not only a KeyError, must mean wait (fail closed)"),
     ("a small refund", ToolCall("call_11", "refund", '{"order_id": "202405220012", "amount": 20}'), False,
      "the refund predicate says no (20 is under half of 187)"),
     ("an unknown tool", ToolCall("call_12", "transfer_monye", '{"to_account": "9558801234567890", "amount": 5000}'),
@@ -118,16 +132,27 @@ SHORTCUT = ("you called tool.needs_approval: that is the framework's own version
             "tool.requires_approval yourself (True, False, or a function of the validated arguments)")
 
 
-def _bank_tools(used: list[str]) -> dict[str, Any]:
-    """The tools, each a copy whose needs_approval notes that it was used, and refuses."""
+def _bank_tools(used: list[str], asked: list[Any] | None = None) -> dict[str, Any]:
+    """The tools, each a copy whose needs_approval notes that it was used, and refuses; a predicate notes in
+    `asked` what it was given."""
     def no_shortcut(*args: Any, **kwargs: Any) -> bool:
         used.append("needs_approval")
         raise AssertionError(SHORTCUT)
+
+    def noting(rule: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def predicate(args: Any) -> Any:
+            if asked is not None:
+                asked.append(args)
+            return rule(args)
+        return predicate
 
     tools = {}
     for name, original in BANK_TOOLS.items():
         twin = copy.copy(original)
         twin.needs_approval = no_shortcut  # type: ignore[method-assign]
+        rule = original.options.get("requires_approval")
+        if callable(rule):
+            twin.options = {**original.options, "requires_approval": noting(rule)}
         tools[name] = twin
     return tools
 
@@ -136,8 +161,10 @@ def must_wait(must_wait: Callable[[ToolCall, dict[str, Any]], Any]) -> CheckResu
     """Exercise 1: which calls of a reply wait for a person."""
     def test() -> str:
         shortcut: list[str] = []
-        tools = _bank_tools(shortcut)
+        asked: list[Any] = []
+        tools = _bank_tools(shortcut, asked)
         for number, (what, call, expected, why) in enumerate(GATE_CASES):
+            asked.clear()
             try:
                 answer = must_wait(call, tools)
             except Exception as error:
@@ -154,6 +181,10 @@ def must_wait(must_wait: Callable[[ToolCall, dict[str, Any]], Any]) -> CheckResu
                 raise AssertionError(f"for {what} you returned {answer!r:.60}: return True (wait) or False (run)")
             if answer != expected:
                 said = "wait" if answer else "run at once"
+                if any(isinstance(args, dict) for args in asked):
+                    why = ("your function gave the predicate a dict, and it reads attributes (args.amount), so it "
+                           "failed and the call waited. Give it the validated arguments, as the executor runs them: "
+                           "prepare(tool, call.arguments)")
                 raise AssertionError(f"for {what}, {call.name}({call.arguments}), you said {said}: {why}")
         return f"{len(GATE_CASES)} calls judged: gated, predicates asked with what would run, a failing predicate " \
                "waits, and calls that cannot run don't bother a person"
