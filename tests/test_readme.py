@@ -13,16 +13,20 @@ def blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", README, re.S)
 
 
-def test_ci_runs_exactly_the_readme_install_and_test_command():
-    test_command = next(line for block in blocks("bash") for line in block.splitlines() if line.endswith("pytest"))
-    assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+def test_ci_runs_exactly_the_readme_install_and_test_commands():
+    lines = [line.split("#")[0].strip() for block in blocks("bash") for line in block.splitlines()]
+    test_command = next(line for line in lines if line.endswith("pytest"))
+    second = next(line for line in lines if line.endswith("pytest -m provider_pass"))
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert test_command in ci and second in ci and ci.index(second) > ci.index(test_command)
 
 
-def test_quickstart_is_two_commands_that_install_the_same_way():
+def test_quickstart_installs_the_same_way_and_names_both_test_commands():
     quickstart = README.split("## Quickstart", 1)[1].split("## ", 1)[0]
     commands = [line for block in re.findall(r"```bash\n(.*?)```", quickstart, re.S) for line in block.splitlines()]
-    assert len(commands) == 2 and commands[0].split("&&")[:2] == commands[1].split("&&")[:2]
+    assert len(commands) == 3 and commands[0].split("&&")[:2] == commands[1].split("&&")[:2]
     assert "jupyter lab" in commands[0] and commands[1].endswith("pytest")
+    assert commands[2].startswith(".venv/bin/pytest -m provider_pass")
 
 
 def test_python_examples_run(capsys):
