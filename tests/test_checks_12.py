@@ -15,7 +15,7 @@ from mini_framework import ArgumentsError, prepare
 
 
 def must_wait(call, tools, *, unknown=False, strict_json=False, invalid=False, truthy=False, only_true=False,
-              raw=False, fail_open=False, shortcut=False, by_name=False):
+              raw=False, fail_open=False, shortcut=False, by_name=False, caught=Exception, as_dict=False):
     """The solution, and (through the options) the ways it goes wrong."""
     if by_name:
         return call.name in ("send_email", "transfer_money", "refund")
@@ -24,7 +24,9 @@ def must_wait(call, tools, *, unknown=False, strict_json=False, invalid=False, t
         if unknown == "raise":
             raise KeyError(call.name)
         return bool(unknown)
-    if raw:
+    if as_dict:
+        args = json.loads(call.arguments)
+    elif raw:
         from types import SimpleNamespace
         args = SimpleNamespace(**json.loads(call.arguments))
     else:
@@ -43,7 +45,7 @@ def must_wait(call, tools, *, unknown=False, strict_json=False, invalid=False, t
         return False
     try:
         return bool(rule(args))
-    except Exception:
+    except caught:
         return not fail_open
 
 
@@ -51,38 +53,6 @@ def wrong(function, **options):
     def wrapped(*args):
         return function(*args, **options)
     return wrapped
-
-
-def catches_only_keyerror(call, tools):
-    """Guards the predicate with `except KeyError`: the lesson's example of a failing predicate, and no other."""
-    tool = tools.get(call.name)
-    if tool is None:
-        return False
-    try:
-        args = prepare(tool, call.arguments)
-    except ArgumentsError:
-        return False
-    rule = tool.requires_approval
-    if isinstance(rule, bool):
-        return rule
-    try:
-        return bool(rule(args))
-    except KeyError:
-        return True
-
-
-def predicate_given_the_dict(call, tools):
-    """Asks the predicate with json.loads(arguments): attribute access fails, and every predicate call waits."""
-    tool = tools.get(call.name)
-    if tool is None:
-        return False
-    rule = tool.requires_approval
-    if isinstance(rule, bool):
-        return rule
-    try:
-        return bool(rule(json.loads(call.arguments)))
-    except Exception:
-        return True
 
 
 def predicate_unguarded(call, tools):
@@ -236,8 +206,8 @@ CASES = {
         [wrong(must_wait, strict_json=True)],  # json.loads: repaired JSON slips through as "can't run"
         [wrong(must_wait, invalid=True)],  # invalid arguments wait for a person
         [wrong(must_wait, truthy=True)],  # `if tool.requires_approval:` (a predicate is always truthy)
-        [catches_only_keyerror],  # a ZeroDivisionError in a predicate escapes
-        [predicate_given_the_dict],  # the predicate gets a dict: told so, not "a function is always truthy"
+        [wrong(must_wait, caught=KeyError)],  # `except KeyError` only: a ZeroDivisionError in a predicate escapes
+        [wrong(must_wait, as_dict=True)],  # the predicate gets a dict: told so, not "a function is always truthy"
         [wrong(must_wait, only_true=True)],  # only requires_approval=True waits; predicates never asked
         [wrong(must_wait, raw=True)],  # the predicate gets the raw JSON values ("50" is not 50)
         [wrong(must_wait, fail_open=True)],  # a predicate that raises means run
@@ -294,8 +264,8 @@ def test_the_gate_cases_agree_with_the_framework():
 
 
 def test_a_predicate_given_a_dict_is_told_so_not_that_a_function_is_truthy():
-    said = lesson12.must_wait(predicate_given_the_dict).message
+    said = lesson12.must_wait(wrong(must_wait, as_dict=True)).message
     assert "gave the predicate a dict" in said and "prepare(tool, call.arguments)" in said
     assert "always truthy" not in said
-    said = lesson12.must_wait(catches_only_keyerror).message
+    said = lesson12.must_wait(wrong(must_wait, caught=KeyError)).message
     assert "ZeroDivisionError" in said and "not only a KeyError" in said
