@@ -30,26 +30,6 @@ CHINESE = [
     ("abc", None, "not a numeral: return None rather than guess"),
     ("", None, "empty text is not a number: return None"),
 ]
-ENGLISH = [
-    ("one hundred and five", 105, "'and' only joins the words: skip it (one hundred + five)"),
-    ("twenty-one", 21, "split on hyphens: twenty + one"),
-    ("three thousand and twelve", 3012, "a scale word closes the group before it: 3 × 1000, then 12"),
-    ("twelve", 12, "the words up to nineteen are numbers of their own"),
-    ("zero", 0, "zero is 0"),
-    ("ninety nine", 99, "ninety + nine"),
-    ("seven hundred", 700, "hundred multiplies the number before it"),
-    ("one hundred twenty", 120, "'and' is optional: one hundred twenty is 120"),
-    ("eleven thousand", 11000, "eleven × 1000"),
-    ("two million three hundred thousand", 2_300_000, "each scale word multiplies only its own group: "
-                                                      "2 × 1,000,000 + 300 × 1000"),
-    ("minus seven", -7, "'minus' (or 'negative') in front makes the number negative"),
-    ("two point five", 2.5, "after 'point' each word is one decimal digit, so two point five is the float 2.5"),
-    ("Forty-Two", 42, "ignore upper and lower case"),
-    ("a few", None, "'a few' is not a number: return None rather than guess"),
-    ("twelve apples", None, "'apples' is not a number word, so the text is not a number: return None"),
-    ("minus", None, "a sign without a number is not a number: return None"),
-    ("", None, "empty text is not a number: return None"),
-]
 
 
 def _numbers(parse: Callable[[str], Any], cases: list[tuple[str, Any, str]]) -> Callable[[], str]:
@@ -74,13 +54,6 @@ def parse_chinese_number(parse: Callable[[str], Any]) -> CheckResult:
     """Exercise 1: a table of Chinese numerals, and things that are not numbers."""
     return run_check(1, _numbers(parse, CHINESE), "Read the characters left to right, keeping a running total; "
                                                      "try 一百二十三 by hand first.", recipe=hint.recipes[1])
-
-
-def parse_english_number(parse: Callable[[str], Any]) -> CheckResult:
-    """Exercise 2: a table of English number words, and things that are not numbers."""
-    return run_check(2, _numbers(parse, ENGLISH), "Split into words and keep a running total; try "
-                                                     "'three thousand and twelve' by hand first.",
-                     recipe=hint.recipes[2])
 
 
 @tool
@@ -114,7 +87,7 @@ def _error(tool: Tool, arguments: dict) -> ValidationError:
 
 
 def explain_errors(explain: Callable[[ValidationError, str], str]) -> CheckResult:
-    """Exercise 3: field, value and reason for every problem, an instruction to retry, and a model that does."""
+    """Exercise 2: field, value and reason for every problem, an instruction to retry, and a model that does."""
     def test() -> str:
         error = _error(book_table, {"guests": "a few", "vegetarian": "maybe"})
         message = expect_text(explain(error, "book_table"), "your message")
@@ -150,8 +123,8 @@ def explain_errors(explain: Callable[[ValidationError, str], str]) -> CheckResul
         assert fixed == {"city": "北京"}, (
             f"after your message the model sent {fixed}: it can only fix the field your message names")
         return f"after your message the sloppy model sent {json.dumps(fixed, ensure_ascii=False)}"
-    return run_check(3, test, "Look at what error.errors() gives for each problem, and write one line per "
-                              "problem; finish with what the model should do next.", recipe=hint.recipes[3])
+    return run_check(2, test, "Look at what error.errors() gives for each problem, and write one line per "
+                              "problem; finish with what the model should do next.", recipe=hint.recipes[2])
 
 
 SCHEMA = {"type": "object", "properties": {
@@ -176,7 +149,7 @@ COERCIONS = [
 
 
 def coerce_numbers(coerce: Callable[[dict, dict], dict]) -> CheckResult:
-    """Exercise 4: number words replaced where the schema wants numbers, nothing else touched."""
+    """Exercise 3: number words replaced where the schema wants numbers, nothing else touched."""
     def test() -> str:
         for arguments, expected, rule in COERCIONS:
             given = dict(arguments)
@@ -186,8 +159,8 @@ def coerce_numbers(coerce: Callable[[dict, dict], dict]) -> CheckResult:
             if got != expected or any(type(got[k]) is not type(v) for k, v in expected.items()):
                 raise AssertionError(f"coerce_numbers({arguments}) gave {got}, expected {expected}: {rule}")
         return f"{len(COERCIONS)} cases: 一百二十三 → 123, 三亚 stays a city, '3.5' is not silently made an integer"
-    return run_check(4, test, "Only a string in a slot whose schema type is a number is a candidate; "
-                              "parse_number says whether it is one.", recipe=hint.recipes[4])
+    return run_check(3, test, "Only a string in a slot whose schema type is a number is a candidate; "
+                              "parse_number says whether it is one.", recipe=hint.recipes[3])
 
 
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
@@ -195,18 +168,19 @@ hint = Hints({
     1: (
         "keep a running total, a current section and the last digit: a digit waits for its unit (十/百/千 multiply "
         "it; a bare 十 is 一十); 万 multiplies the section so far by 10000 and adds it to the total; 点 starts the "
-        "decimals (one digit each); 负 in front is the sign; any other character means return None"),
+        "decimals (one digit each); 负 in front is the sign; any other character means return None\n"
+        "中文：记住累计总数、当前一节和最后一个数字：数字等它后面的单位（十/百/千 相乘；开头单独的 十 就是 一十）；"
+        "万 把前面这一节乘以 10000 加进总数；点 之后每个字是一位小数；开头的 负 表示负数；出现其他字就返回 None"),
     2: (
-        "lower-case, replace '-' by ' ', split, drop 'and'; 'minus'/'negative' first is the sign; split at 'point' "
-        "(each word after it is one decimal digit); then for each word: SMALL and TENS add to the current group, "
-        "'hundred' multiplies it by 100, SCALES (thousand, million) add current × scale to the total and start a "
-        "new group; any other word means return None"),
+        "for each problem in error.errors(): its loc (the field), input (what was sent) and msg (what is wrong), "
+        "one line each; finish with a line telling the model to fix these arguments and call the tool (by its "
+        "name) again\n"
+        "中文：对 error.errors() 里的每个问题，用 loc（字段）、input（收到的值）和 msg（哪里不对）各写一行；"
+        "最后一行让模型改正参数，并点名再次调用这个工具"),
     3: (
-        "for problem in error.errors(): use problem['loc'] (the field), problem['input'] (what was sent) and "
-        "problem['msg'] (what is wrong), one line each; finish with f'Fix these arguments and call {tool_name} "
-        "again.'"),
-    4: (
-        "out = dict(arguments); for each name, value: kind = schema['properties'].get(name, {}).get('type'); only if "
-        "kind is 'number' or 'integer' and value is a str: n = parse_number(value); replace it when n is not None, "
-        "and for 'integer' only when n is a whole number (then int(n))"),
+        "start from a copy of arguments; for each name and value, read the type its schema property declares; only "
+        "when that is 'number' or 'integer' and the value is a str, ask parse_number; replace the value when it "
+        "found a number, and for 'integer' only when the number is whole (then as an int)\n"
+        "中文：先复制 arguments；对每个参数，看 schema 里它的 type；只有 type 是 number 或 integer、值又是字符串时，"
+        "才交给 parse_number；得到数字就替换，integer 还要求是整数（转成 int），否则原样保留"),
 })

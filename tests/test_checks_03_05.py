@@ -224,39 +224,6 @@ def _chinese_wan_added(text):
     return _chinese(text)
 
 
-ENGLISH_WORDS = set("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-                    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
-                    "hundred thousand million and minus negative point".split())
-
-
-def _english(text):
-    words = text.lower().replace("-", " ").split()
-    return parse_number(text) if words and set(words) <= ENGLISH_WORDS else None
-
-
-def _english_case_sensitive(text):
-    return _english(text) if text == text.lower() else None
-
-
-def _english_and_adds(text):
-    """'and' read as plus: 'one hundred and five' is fine, but 'three thousand and twelve' is not a sum here."""
-    if " and " in text:
-        left, _, right = text.partition(" and ")
-        return (_english(left) or 0) + (_english(right) or 0) if "thousand" not in left else 3000
-    return _english(text)
-
-
-def _english_zero_for_unknown(text):
-    value = _english(text)
-    return 0 if value is None else value
-
-
-def _english_flat_scales(text):
-    """Every scale multiplies the whole total so far: 'two million three hundred thousand' goes wrong."""
-    value = _english(text)
-    return 2_000_300_000 if text == "two million three hundred thousand" else value
-
-
 def _explain(error, tool_name):
     lines = [f"Invalid arguments for {tool_name}:"]
     lines += [f"- {'.'.join(map(str, p['loc']))}: got {json.dumps(p.get('input'), ensure_ascii=False)}; {p['msg']}"
@@ -503,14 +470,6 @@ CASES = {
         [_chinese_guessing],                                                            # 一些 → 1
         [_chinese_wan_added],                                                           # 万 added, not multiplied
         [lambda text: str(v) if (v := _chinese(text)) is not None else None],           # "123", a string
-    ]),
-    "parse_english_number": (lesson04.parse_english_number, [_english], [stub], [
-        [_english_case_sensitive],                   # "Forty-Two" not understood
-        [_english_and_adds],                         # "and" read as a sum
-        [_english_zero_for_unknown],                 # "a few" → 0
-        [_english_flat_scales],                      # scales multiply the whole total
-        [lambda text: int(v) if isinstance(v := _english(text), float) else v],         # decimals lost
-        [lambda text: abs(v) if isinstance(v := _english(text), (int, float)) else v],  # sign lost
     ]),
     "explain_errors": (lesson04.explain_errors, [_explain], [stub], [
         [lambda error, name: f"Invalid arguments, call {name} again."],                 # no field, no value

@@ -11,7 +11,7 @@ from course.measure import BUDGET, Size, measure, words
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
 # Over the budget today, and being re-cut (issue 18): remove a lesson from here when it comes within it.
-OVER_BUDGET = {"04_arguments_you_cant_trust", "09_images_from_tools", "10_long_outputs_and_cost",
+OVER_BUDGET = {"09_images_from_tools", "10_long_outputs_and_cost",
                "11_streaming_tool_calls", "12_approval_gate"}
 
 
@@ -31,7 +31,7 @@ def test_the_readme_quotes_each_lessons_minutes():
     for path in LESSONS:
         size = measure(path)
         assert quoted[path.stem] == f"{size.reading:.0f} + {8 * size.exercises}", (
-            f"{path.stem}: the README says {quoted[path.stem]}; `python -m course.measure {path.stem}` measures it")
+            f"{path.stem}: the README says {quoted[path.stem]}; `.venv/bin/python -m course.measure {path.stem}` measures it")
 
 
 def test_the_rule_counts_chinese_by_two_characters_and_leaves_code_out():
