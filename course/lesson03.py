@@ -121,12 +121,18 @@ def book_room(book_room: Any) -> CheckResult:
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
     1: (
-        "@tool on the line above `def search_flights(origin: str, destination: str, date: str, max_stops: int = 1)`; "
-        "a docstring whose first line says what it finds (查询两个城市之间的航班), then `Args:` with one line per "
-        "parameter, e.g. `origin: 出发城市，例如上海`; keep date a str and say which forms you accept "
-        "(2025-03-07, 下周五)"),
+        "@tool on the line above `def search_flights(origin: str, destination: str, date: str, max_stops: "
+        "int = 1)`; a docstring whose first line says what it finds (查询两个城市之间的航班), then `Args:` "
+        "with one line per parameter, e.g. `origin: 出发城市，例如上海`; keep date a str and say which "
+        "forms you accept (2025-03-07, 下周五)\n"
+        "中文：在 def search_flights(origin: str, destination: str, date: str, max_stops: int = 1) 上一行加 "
+        "@tool；docstring 第一行说明它查什么（查询两个城市之间的航班），然后在 Args: 下每个参数一行，如 "
+        "origin: 出发城市，例如上海；date 保持 str，并写明接受哪些写法（2025-03-07、下周五）"),
     2: (
         "class Booking(BaseModel): guests: int = Field(..., ge=1, le=8, description=...); room: "
         "Literal['single', 'double', 'suite'] = Field(..., description=...); nights: int = Field(..., ge=1, "
-        "description=...). Then @tool def book_room(booking: Booking) -> str, returning a confirmation"),
+        "description=...). Then @tool def book_room(booking: Booking) -> str, returning a confirmation\n"
+        "中文：Booking 继承 BaseModel：guests 是 1 到 8 的 int，room 是 Literal['single', 'double', "
+        "'suite']，nights 是至少 1 的 int，每个都用 Field 写上范围和 description；再用 @tool 写 "
+        "book_room(booking: Booking) -> str，返回一句确认"),
 })
