@@ -19,11 +19,16 @@ SAME = [  # pairs that are the same call
     (("f", '{"a": 1, "b": 2}'), ("f", '{"b":2,"a":1}')),
     (("f", '{"q": {"x": 1, "y": [1, 2]}}'), ("f", '{"q":{"y":[1,2],"x":1}}')),
 ]
-DIFFERENT = [  # pairs that are not
-    (("get_weather", '{"city":"上海"}'), ("get_weather", '{"city":"北京"}')),
-    (("get_weather", '{"city":"上海"}'), ("get_forecast", '{"city":"上海"}')),
-    (("f", '{"ids": [1, 2]}'), ("f", '{"ids": [2, 1]}')),
-    (("f", '{"a": 1}'), ("f", '{"a": "1"}')),
+DIFFERENT = [  # pairs that are not, and what a key that mixes them up has missed
+    (("search_flights", '{"origin": "a,b", "destination": "c"}'),
+     ("search_flights", '{"origin": "b", "destination": "c,a"}'),
+     "a value can contain the separator you join with (here a comma), so joined values collide: keep each value "
+     "with its name and its quotes, as JSON does"),
+    (("get_weather", '{"city":"上海"}'), ("get_weather", '{"city":"北京"}'), "the values belong in the key"),
+    (("f", '{"a": 1}'), ("f", '{"b": 1}'), "the argument names belong in the key too"),
+    (("get_weather", '{"city":"上海"}'), ("get_forecast", '{"city":"上海"}'), "the tool's name belongs in the key"),
+    (("f", '{"ids": [1, 2]}'), ("f", '{"ids": [2, 1]}'), "the order inside a list is part of the value"),
+    (("f", '{"a": 1}'), ("f", '{"a": "1"}'), "the number 1 and the text \"1\" are different values"),
 ]
 BROKEN = '{"city": "上海"'  # the closing brace is missing
 
@@ -45,12 +50,12 @@ def check_call_key(call_key: Callable[[str, str], Any]) -> str:
     """The test of exercise 1 (also used by exercise 2 to see whether the learner's call_key is right)."""
     first = solved(call_key(*SAME[0][0]))
     assert isinstance(first, str), f"return a string, not {type(first).__name__} {first!r:.60}"
-    for (a, b), same in [(pair, True) for pair in SAME] + [(pair, False) for pair in DIFFERENT]:
+    for a, b, missed in DIFFERENT:
+        key_a = _key(call_key, *a)
+        assert key_a != _key(call_key, *b), f"{a} and {b} are different calls, but both keys are {key_a!r}: {missed}"
+    for a, b in SAME:
         key_a, key_b = _key(call_key, *a), _key(call_key, *b)
-        if same:
-            assert key_a == key_b, f"{a} and {b} are the same call, but the keys differ: {key_a!r} / {key_b!r}"
-        else:
-            assert key_a != key_b, f"{a} and {b} are different calls, but both keys are {key_a!r}"
+        assert key_a == key_b, f"{a} and {b} are the same call, but the keys differ: {key_a!r} / {key_b!r}"
     broken = _key(call_key, "get_weather", BROKEN)
     assert broken == _key(call_key, "get_weather", BROKEN), "the same broken arguments twice should get the same key"
     other = _key(call_key, "get_weather", '{"city": "北京"')
@@ -183,13 +188,23 @@ def run_cost(run_cost: Callable[[Any, float, float], float]) -> CheckResult:
 
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
-    1: ("json.loads the arguments and json.dumps them again with sort_keys=True (ensure_ascii=False keeps "
+    1: (
+        "json.loads the arguments and json.dumps them again with sort_keys=True (ensure_ascii=False keeps "
         "Chinese readable), and put the tool name in front: f\"{name} {canonical}\". If json.loads raises "
-        "ValueError, use the text itself (stripped) in place of the canonical JSON."),
-    2: ("key = call_key(call.function.name, call.function.arguments); seen[key] = seen.get(key, 0) + 1. Up to "
-        "max_repeats, return executor.run_sync([call])[0].message. After that, return {\"role\": \"tool\", "
-        "\"tool_call_id\": call.id, \"content\": ...} with a sentence like \"You already called get_weather with "
-        "these same arguments twice; do not repeat it, answer with the result you have.\""),
-    3: ("(usage.prompt_tokens * input_price + usage.completion_tokens * output_price) / 1_000_000, returned "
-        "as a number, not rounded."),
+        "ValueError, use the text itself (stripped) in place of the canonical JSON.\n"
+        "中文：先 json.loads 参数，再用 json.dumps(..., sort_keys=True) 写回去（ensure_ascii=False "
+        "让中文可读），前面加上工具名；json.loads 抛出 ValueError 时，用去掉首尾空白的原文代替规范化的 JSON"),
+    2: (
+        "key = call_key(call.function.name, call.function.arguments); seen[key] = seen.get(key, 0) + 1. Up "
+        "to max_repeats, return executor.run_sync([call])[0].message. After that, return {\"role\": "
+        "\"tool\", \"tool_call_id\": call.id, \"content\": ...} with a sentence like \"You already called "
+        "get_weather with these same arguments twice; do not repeat it, answer with the result you have.\"\n"
+        "中文：用 call_key 算出这个调用的键，在 seen 里加一；次数不超过 max_repeats 就用 executor.run_sync "
+        "执行并返回它的 message；超过以后不再执行，返回一条带 call.id 的 tool "
+        "消息，告诉模型它已经用相同的参数调用过这个工具，不要重复，用已有的结果作答"),
+    3: (
+        "(usage.prompt_tokens * input_price + usage.completion_tokens * output_price) / 1_000_000, returned "
+        "as a number, not rounded.\n"
+        "中文：用 prompt_tokens 乘输入价格、completion_tokens 乘输出价格，两者相加再除以 "
+        "1,000,000；返回数字，不要四舍五入"),
 })

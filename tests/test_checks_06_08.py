@@ -317,6 +317,10 @@ CASES = {
         [lambda name, arguments: f"{name} " + " ".join(                                   # 1 and "1" the same
             f"{k}={v}" for k, v in sorted(json.loads(arguments).items()))],
         [lambda name, arguments: hash(call_key(name, arguments))],                        # not a string
+        [lambda name, arguments: f"{name} " + ",".join(                                   # comma-joined values
+            str(v) for _, v in sorted(json.loads(arguments).items()))],
+        [lambda name, arguments: f"{name} " + ",".join(                                   # comma-joined JSON values
+            json.dumps(v, ensure_ascii=False) for _, v in sorted(json.loads(arguments).items()))],
         [lambda name, arguments: f"{name} {json.dumps(json.loads(arguments), sort_keys=True)}"],  # raises on broken
         [key_or(lambda name, arguments: None)],                                           # None for broken JSON
         [key_or(lambda name, arguments: name)],                                           # all broken calls alike
