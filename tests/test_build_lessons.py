@@ -49,8 +49,8 @@ def test_committed_lessons_are_what_the_generator_makes_from_solutions():
     stale = build(check=True)
     yours = {name: reason for name in stale if (reason := skip_reason(ROOT / "lessons" / name))}
     assert [name for name in stale if name not in yours] == [], (
-        "lessons/ is out of date with solutions/: regenerate it with `python -m course.build_lessons` "
+        "lessons/ is out of date with solutions/: regenerate it with `.venv/bin/python -m course.build_lessons` "
         "(lessons with your own work in them are kept; see course/workspace.py), then "
-        "`python -m course.execute` on the lessons it wrote")
+        "`.venv/bin/python -m course.execute` on the lessons it wrote")
     if yours:
         pytest.skip("; ".join(yours.values()))
