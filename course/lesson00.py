@@ -14,20 +14,19 @@ FOLLOW_UP = "今天几号？"
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
     1: (
-        "response = client.chat.completions.create(model=model, messages=[{'role': 'user', 'content': "
-        "question}]), then return response.choices[0].message.content\n"
-        "中文：用 client.chat.completions.create 发一个请求，model 用 model，messages "
-        "里只有一条用户消息（question）；返回 response.choices[0].message.content"),
+        "make one request with client.chat.completions.create: the model is `model`, the messages one user "
+        "message with `question`; the reply's text is in the first choice's message\n"
+        "中文：用 client.chat.completions.create 发一个请求：model 用 `model`，messages 里只有一条内容为 "
+        "question 的用户消息；回复的文字在第一个 choice 的 message 里"),
     2: (
-        "make the same request as in Exercise 1 and return response.usage.total_tokens (prompt_tokens + "
-        "completion_tokens)\n"
+        "make the same request as in Exercise 1; the response's usage says how many tokens it took in total "
+        "(prompt plus completion)\n"
         "中文：发和练习 1 一样的请求，返回 response.usage.total_tokens（prompt_tokens 加 completion_tokens）"),
     3: (
-        "messages = [*history, {'role': 'user', 'content': question}]; create a completion with "
-        "messages=messages; return [*messages, {'role': 'assistant', 'content': "
-        "response.choices[0].message.content}]\n"
-        "中文：把 history 和新的用户消息拼成 messages 发出去；返回 messages 再加上一条 assistant "
-        "消息，content 是回复的文字"),
+        "the messages to send are history followed by the new user message; after the request, return those "
+        "messages with one more: the assistant's reply, as a dict with role and content\n"
+        "中文：要发的 messages 是 history 加上新的用户消息；请求之后，返回这些消息再加一条：assistant "
+        "的回复，写成带 role 和 content 的字典"),
 })
 
 

@@ -18,25 +18,23 @@ CALL = {"id": "call_check0001", "type": "function",
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
     1: (
-        "content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False); then "
-        "return {'role': 'tool', 'tool_call_id': tool_call['id'], 'content': content}\n"
+        "a str stays as it is; anything else becomes JSON text with json.dumps (ensure_ascii=False keeps "
+        "Chinese readable); the message is a dict with role 'tool', the call's id as tool_call_id and that "
+        "text as content\n"
         "中文：result 是字符串就原样用，否则用 json.dumps(result, ensure_ascii=False) 转成文本；返回 role "
         "为 tool、带 tool_call['id'] 作为 tool_call_id、content 为这段文本的字典"),
     2: (
-        "name = tool_call['function']['name']; if name not in FUNCTIONS, return json.dumps({'error': ..., "
-        "'available_tools': list(FUNCTIONS)}); then try: arguments = "
-        "json.loads(tool_call['function']['arguments']) except json.JSONDecodeError: return "
-        "json.dumps({'error': 'the arguments are not valid JSON ...'}); finally call "
-        "FUNCTIONS[name](**arguments) and return its result as text (json.dumps if it is not a str)\n"
+        "check the name first: if it is not in FUNCTIONS, return a JSON error that names it and lists the "
+        "names FUNCTIONS has; then parse the arguments, and if json.loads raises JSONDecodeError, return a "
+        "JSON error saying they are not valid JSON; only then call the function, and make its result text\n"
         "中文：先取工具名：不在 FUNCTIONS 里就返回一段 JSON 错误，点名它并列出 FUNCTIONS 里有的工具；再用 "
         "json.loads 解析 arguments，捕获 json.JSONDecodeError 并返回说明“参数不是合法 JSON”的 JSON "
         "错误；最后调用函数，结果不是字符串就转成 JSON 文本"),
     3: (
-        "def subtract(a, b): return a - b. SUBTRACT_TOOL = {'type': 'function', 'function': {'name': "
-        "'subtract', 'description': <what it computes, e.g. 'a 减去 b 的差，如净增 = 新增 - 流失'>, "
-        "'parameters': {'type': 'object', 'properties': {'a': {'type': 'number', 'description': <the number "
-        "to subtract from>}, 'b': {'type': 'number', 'description': <the number to take away>}}, "
-        "'required': ['a', 'b']}}}\n"
+        "subtract returns a minus b. SUBTRACT_TOOL has the shape of the entries in tools: type 'function', "
+        "and a function with a name, a description of what it computes (e.g. 净增 = 新增 - 流失, *net gain "
+        "= gained - lost*) and parameters: an object with two numbers, a and b, each described, both "
+        "required\n"
         "中文：subtract 返回 a - b；SUBTRACT_TOOL 照 tools 里条目的格式写：type 为 function，function 里有 "
         "name、说明它算什么的 description（如“a 减去 b 的差，如净增 = 新增 - 流失”）、parameters（a、b 两个 "
         "number 参数，各有描述，都在 required 里）"),

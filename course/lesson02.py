@@ -22,27 +22,21 @@ from .examples import TOOLS, WEATHER
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
     1: (
-        "answers = []; for call in message.tool_calls: look the function up with "
-        "FUNCTIONS.get(call.function.name); if it is None, content = json.dumps({'error': f'no tool named "
-        "{call.function.name}'}); else run it with **json.loads(call.function.arguments) and make the "
-        "result text (json.dumps unless it is a str); append {'role': 'tool', 'tool_call_id': call.id, "
-        "'content': content}; return answers\n"
+        "for each call in message.tool_calls, look its name up in FUNCTIONS: a missing one gets a JSON "
+        "error naming it as content; a known one runs with the parsed arguments, its result made text; "
+        "append one tool message per call, with that call's id, and return the list\n"
         "中文：对 message.tool_calls 里的每个调用：用 FUNCTIONS.get 找函数；找不到就把点名它的 JSON 错误当 "
         "content；找到就用解析后的参数调用它，结果不是字符串就转成 JSON 文本；每个调用追加一条带 call.id 的 "
         "tool 消息，最后返回这个列表"),
     2: (
-        "response = client.chat.completions.create(model=model, messages=[{'role': 'user', 'content': "
-        "text}], tools=[*TOOLS, ROUTE_TOOL], tool_choice={'type': 'function', 'function': {'name': "
-        "'route_ticket'}}); call = response.choices[0].message.tool_calls[0]; return "
-        "json.loads(call.function.arguments)['team']\n"
+        "one request offering [*TOOLS, ROUTE_TOOL], with tool_choice naming the function route_ticket, so "
+        "that the model has to call it; parse the first call's arguments and return its team\n"
         "中文：发一次请求，tools 为 [*TOOLS, ROUTE_TOOL]，tool_choice 指定函数 "
         "route_ticket（这样模型一定调用它）；取第一个工具调用，解析 arguments，返回其中的 team"),
     3: (
-        "messages = [{'role': 'user', 'content': question}]; for requests in range(1, 11): response = "
-        "client.chat.completions.create(model=model, messages=messages, tools=TOOLS, "
-        "parallel_tool_calls=parallel); message = response.choices[0].message; if not message.tool_calls: "
-        "return requests; otherwise messages.append(message) and "
-        "messages.extend(answer_tool_calls(message)). After the loop, return 10\n"
+        "start the messages with the user's question; count requests from 1 to 10, each with TOOLS and "
+        "parallel_tool_calls=parallel; a reply without tool_calls means: return the count; otherwise append "
+        "the reply and what answer_tool_calls gives for it. If the loop ends, return 10\n"
         "中文：messages 从一条用户消息开始；请求次数从 1 数到 10：每次带上 TOOLS 和 "
         "parallel_tool_calls=parallel 发请求；回复没有 tool_calls 就返回当前次数；否则把回复和 "
         "answer_tool_calls 的结果追加进 messages。循环结束还没返回，就返回 10"),

@@ -129,9 +129,9 @@ hint = Hints({
         "@tool；docstring 第一行说明它查什么（查询两个城市之间的航班），然后在 Args: 下每个参数一行，如 "
         "origin: 出发城市，例如上海；date 保持 str，并写明接受哪些写法（2025-03-07、下周五）"),
     2: (
-        "class Booking(BaseModel): guests: int = Field(..., ge=1, le=8, description=...); room: "
-        "Literal['single', 'double', 'suite'] = Field(..., description=...); nights: int = Field(..., ge=1, "
-        "description=...). Then @tool def book_room(booking: Booking) -> str, returning a confirmation\n"
+        "Booking subclasses BaseModel with three fields, each a Field with its limits and a description: "
+        "guests an int from 1 to 8, room a Literal of the three room kinds, nights an int of at least 1. "
+        "book_room, decorated with @tool, takes one Booking and returns a confirmation\n"
         "中文：Booking 继承 BaseModel：guests 是 1 到 8 的 int，room 是 Literal['single', 'double', "
         "'suite']，nights 是至少 1 的 int，每个都用 Field 写上范围和 description；再用 @tool 写 "
         "book_room(booking: Booking) -> str，返回一句确认"),

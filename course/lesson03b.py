@@ -136,10 +136,10 @@ def to_strict(to_strict: Callable[[dict], dict]) -> CheckResult:
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
     1: (
-        "schema = copy.deepcopy(schema); then a recursive close(node): node.pop('default', None); recurse "
-        "into node['anyOf'] branches and node['items']; if node is an object: for each property not in "
-        "required (and not already nullable) replace it by {'anyOf': [prop, {'type': 'null'}]}, then set "
-        "node['required'] = list(node['properties']) and node['additionalProperties'] = False\n"
+        "work on a deep copy. Write a recursive function for one node: remove its default; recurse into "
+        "each anyOf branch and into items; for an object, make each property that is not required (and not "
+        "already nullable) an anyOf of itself and {'type': 'null'}, then list every property in required "
+        "and set additionalProperties to False\n"
         "中文：先深拷贝 schema；写一个递归函数处理每个节点：去掉 default；进入 anyOf 的各分支和 "
         "items；遇到对象时，把不在 required 里（且还不接受 null）的属性改成 anyOf [原 schema, {'type': "
         "'null'}]，再把所有属性列进 required，并设 additionalProperties 为 False"),

@@ -129,20 +129,19 @@ def convert_currency(convert_tool: Any, tools: list[Any]) -> CheckResult:
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
     1: (
-        "unknown = [name for name in arguments if name not in parameters]; return None if there are none; "
-        "else one line per unknown name: f\"'{name}' is not a parameter of {tool_name}\", plus f\" (did you "
-        "mean '{close[0]}'?)\" when close = difflib.get_close_matches(name, parameters, n=1, cutoff=0.6) is "
-        "not empty; end with f\"Its parameters are: {', '.join(parameters)}. Call {tool_name} again with "
-        "these names.\"\n"
+        "collect the argument names that are not in parameters; none means return None. Otherwise write one "
+        "line per unknown name saying it is not a parameter of the tool, with a 'did you mean' when "
+        "difflib.get_close_matches (n=1, cutoff=0.6) finds a close name; end by listing all the parameters "
+        "and asking for a call with these names\n"
         "中文：找出 arguments 里不在 parameters 中的名字；没有就返回 "
         "None；否则每个未知名字一行，说明它不是这个工具的参数；用 difflib.get_close_matches(name, "
         "parameters, n=1, cutoff=0.6) 找到接近的名字时，加上“你是不是想用 "
         "…”；最后列出全部参数，并让模型用这些名字再调用一次"),
     2: (
-        "@tool def convert_currency(amount: float, from_currency: Literal['CNY', 'USD', 'EUR', 'JPY'], "
-        "to_currency: Literal[...]) -> float, returning round(amount * RATES[from_currency] / "
-        "RATES[to_currency], 2); a docstring whose first line says it converts an amount of money between "
-        "currencies (货币换算), and an Args: line per parameter saying what it is\n"
+        "a @tool convert_currency(amount: float, from_currency, to_currency), each currency a Literal of "
+        "RATES' codes; convert into yuan with RATES, then into the target currency, rounded to 2 places; a "
+        "docstring whose first line says it converts an amount of money between currencies (货币换算), and "
+        "an Args: line per parameter\n"
         "中文：用 @tool 写 convert_currency(amount: float, from_currency, to_currency)，两个币种用 Literal "
         "限定为 RATES 里的币种；按 RATES 先换成人民币、再换成目标币种，保留两位小数；docstring "
         "第一行说明它在币种之间换算金额（货币换算），Args: 下每个参数一行说明"),

@@ -200,12 +200,11 @@ def orders_with_product(orders_with_product: Any) -> CheckResult:
 hint = Hints({
     1: (
         "Delete the hedging (结果可能已经过时, 如有疑问请再次查询确认: they ask for another call). Say what "
-        "the tool returns and that it is final, e.g. 查询一种外币兑人民币的当前汇率，返回的就是最新牌价"
-        "，查一次即可作答.\n"
+        "the tool returns (a currency's current rate in yuan), that it is the latest rate, and that one "
+        "call is enough to answer.\n"
         "中文：删掉让模型怀疑的话（结果可能已经过时、如有疑"
         "问请再次查询确认：它们在要求再调用一次）。说清工具"
-        "返回什么，并说明这就是最终结果，例如：查询一种外币"
-        "兑人民币的当前汇率，返回的就是最新牌价，查一次即可作答"),
+        "返回什么（一种外币兑人民币的当前汇率）、这就是最新牌价，并说明查一次即可作答"),
     2: (
         "Copy agent_loop from section 6 and change three things: spent = 0 before the loop; keep the whole "
         "response = client.chat.completions.create(...) and add response.usage.total_tokens to spent after "
@@ -217,9 +216,9 @@ hint = Hints({
         "tools 的请求，它的 token 也加上，返回 (它的 content, spent, True)；回复没有工具调用时返回 (回复的 "
         "content, spent, False)"),
     3: (
-        "return shop.query(\"SELECT DISTINCT o.order_id, u.name, o.status FROM order_items i JOIN orders o "
-        "USING (order_id) JOIN users u USING (user_id) WHERE i.product = ?\", product): the ? is filled by "
-        "sqlite3, so the name is only ever compared.\n"
+        "one SELECT that joins order_items, orders and users on order_id and user_id and picks the order "
+        "id, the user's name and the status, where product = ? (DISTINCT drops repeated orders); pass the "
+        "product as shop.query's parameter: sqlite3 fills the ?, so the name is only ever compared\n"
         "中文：用一条 SELECT 把 order_items、orders、users 按 order_id 和 user_id "
         "连起来，取订单号、用户名和状态，条件是 product = ?（DISTINCT 去掉重复的订单）；商品名作为参数传给 "
         "shop.query，由 sqlite3 填进 ?，所以它只会被比较，不会被执行"),

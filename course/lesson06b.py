@@ -189,22 +189,22 @@ def run_cost(run_cost: Callable[[Any, float, float], float]) -> CheckResult:
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
     1: (
-        "json.loads the arguments and json.dumps them again with sort_keys=True (ensure_ascii=False keeps "
-        "Chinese readable), and put the tool name in front: f\"{name} {canonical}\". If json.loads raises "
-        "ValueError, use the text itself (stripped) in place of the canonical JSON.\n"
-        "中文：先 json.loads 参数，再用 json.dumps(..., sort_keys=True) 写回去（ensure_ascii=False "
-        "让中文可读），前面加上工具名；json.loads 抛出 ValueError 时，用去掉首尾空白的原文代替规范化的 JSON"),
+        "parse the arguments and write them out again as JSON with sorted keys (ensure_ascii=False keeps "
+        "Chinese readable), with the tool's name in front. If parsing raises ValueError, use the text "
+        "itself (stripped) in place of the canonical JSON.\n"
+        "中文：先解析参数，再按排好序的键写回 JSON（ensure_ascii=False "
+        "让中文可读），前面加上工具名；解析抛出 ValueError 时，用去掉首尾空白的原文代替规范化的 JSON"),
     2: (
-        "key = call_key(call.function.name, call.function.arguments); seen[key] = seen.get(key, 0) + 1. Up "
-        "to max_repeats, return executor.run_sync([call])[0].message. After that, return {\"role\": "
-        "\"tool\", \"tool_call_id\": call.id, \"content\": ...} with a sentence like \"You already called "
-        "get_weather with these same arguments twice; do not repeat it, answer with the result you have.\"\n"
+        "compute the call's key with your call_key and add one to its count in seen. Up to max_repeats, run "
+        "the call with executor.run_sync and return its message. After that, don't run it: return a tool "
+        "message with the call's id whose content tells the model it already made this exact call, not to "
+        "repeat it, and to answer with the result it has.\n"
         "中文：用 call_key 算出这个调用的键，在 seen 里加一；次数不超过 max_repeats 就用 executor.run_sync "
         "执行并返回它的 message；超过以后不再执行，返回一条带 call.id 的 tool "
         "消息，告诉模型它已经用相同的参数调用过这个工具，不要重复，用已有的结果作答"),
     3: (
-        "(usage.prompt_tokens * input_price + usage.completion_tokens * output_price) / 1_000_000, returned "
-        "as a number, not rounded.\n"
+        "prompt tokens times the input price plus completion tokens times the output price, divided by one "
+        "million; return the number, not rounded\n"
         "中文：用 prompt_tokens 乘输入价格、completion_tokens 乘输出价格，两者相加再除以 "
         "1,000,000；返回数字，不要四舍五入"),
 })

@@ -191,27 +191,25 @@ def answer_by_deadline(answer_by_deadline: Callable[..., Any]) -> CheckResult:
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
     1: (
-        "Write `async def run(call)`: look up functions[call.function.name] and json.loads the arguments; "
-        "if inspect.iscoroutinefunction(function), return await function(**arguments), else return await "
-        "asyncio.to_thread(function, **arguments). Then results = await asyncio.gather(*(run(c) for c in "
-        "calls)) and zip calls with results into {\"role\": \"tool\", \"tool_call_id\": call.id, "
-        "\"content\": result}.\n"
+        "write an async run(call): find the function by name in functions and parse the arguments; await a "
+        "coroutine function, and hand a blocking one to asyncio.to_thread. Then run every call at once with "
+        "asyncio.gather, and pair calls and results in order into tool messages, each with its own "
+        "tool_call_id.\n"
         "中文：写一个 async 的 run(call)：按名字从 functions 找到函数，解析参数；是协程函数就 await "
         "它，否则用 asyncio.to_thread 放到线程里执行；再用 asyncio.gather "
         "同时跑所有调用，把调用和结果按顺序配对，生成带各自 tool_call_id 的 tool 消息"),
     2: (
-        "with ThreadPoolExecutor(max_workers=len(calls)) as pool: futures = {pool.submit(function, call): "
-        "call for call in calls}; then for future in as_completed(futures): call = futures[future]; keep "
-        "results[call.id] = future.result(); on_done(call.id). Finally build the tool messages by looping "
-        "over calls (call order), taking results[call.id].\n"
+        "submit one task per call to a ThreadPoolExecutor and remember which call each task is for; take "
+        "the results with as_completed, in the order they finish, store each by call.id and call "
+        "on_done(call.id); finally build the tool messages in call order from what you stored\n"
         "中文：在 ThreadPoolExecutor 里为每个调用提交一个任务，记住任务对应哪个调用；用 as_completed "
         "按完成顺序取结果，存进以 call.id 为键的字典，并调用 "
         "on_done(call.id)；最后按调用顺序从字典取结果，生成 tool 消息"),
     3: (
-        "tasks = [asyncio.ensure_future(run(call)) for call in calls]; done, late = await "
-        "asyncio.wait(tasks, timeout=seconds); task.cancel() for each task in late. Then for call, task in "
-        "zip(calls, tasks): task.result() if task in done, else a sentence like f\"{call.function.name} did "
-        "not answer within {seconds:g} s and was stopped; answer with the other results\".\n"
+        "make one task per call; asyncio.wait(tasks, timeout=seconds) gives the done and the pending ones: "
+        "cancel() each pending one. Then, in call order: a done task gives task.result(); a pending one "
+        "gets a sentence naming the tool, saying it did not answer within the seconds and was stopped, and "
+        "to answer with the other results\n"
         "中文：为每个调用建一个任务；用 asyncio.wait(tasks, timeout=seconds) "
         "得到完成的和没完成的，没完成的逐个 cancel()；再按调用顺序：完成的用 "
         "task.result()，没完成的写一句话，说明哪个工具没在几秒内回答、已被停止、请用其他结果作答"),

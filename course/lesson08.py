@@ -183,9 +183,9 @@ def answer_or_apologise(answer_or_apologise: Callable[..., Any]) -> CheckResult:
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
     1: (
-        "message = str(exc) if isinstance(exc, ToolError), else redact(f\"{call.name} failed: "
-        "{type(exc).__name__}: {exc}\"); return json.dumps({\"status\": \"error\", \"error\": message, "
-        "\"retryable\": isinstance(exc, ConnectionError)}, ensure_ascii=False).\n"
+        "a ToolError's message is its own text; any other exception becomes '<tool name> failed: <exception "
+        "type>: <its text>', passed through redact. Return json.dumps of a dict with status 'error', that "
+        "message as error, and retryable saying whether exc is a ConnectionError (ensure_ascii=False)\n"
         "中文：ToolError 就用 str(exc)；其他异常用 redact 处理“工具名 failed: 异常类型: 异常文字”；返回 "
         "json.dumps 的字典：status 为 error、error 为这段消息、retryable 表示 exc 是否是 "
         "ConnectionError（ensure_ascii=False）"),
@@ -196,11 +196,10 @@ hint = Hints({
         "中文：用 shop.get_order_detail(order_id) 查订单；结果里有 error 就抛出 ToolError，消息重复 "
         "order_id、说明订单号是 12 位数字，并点名 get_orders 是列出用户订单的工具；否则返回订单"),
     3: (
-        "try: reply = client.chat.completions.create(model=model_name, messages=[{\"role\": \"user\", "
-        "\"content\": question}]) except openai.APIError: return a sentence such as "
-        "\"抱歉，服务暂时繁忙，请稍后再试。\"; otherwise return reply.choices[0].message.content. "
-        "openai.APIError covers rate limits, server errors, timeouts and lost connections; a TypeError from "
-        "a bug is not one of them.\n"
+        "inside try, send the request (one user message, no tools) and return the answer's text; on "
+        "openai.APIError return an apology such as 抱歉，服务暂时繁忙，请稍后再试。 (*Sorry, the service is "
+        "busy; please try again later.*). openai.APIError covers rate limits, server errors, timeouts and "
+        "lost connections; a TypeError from a bug is not one of them, so it still raises\n"
         "中文：在 try 里发请求（一条用户消息，不带工具）并返回回答文字；except openai.APIError "
         "时返回一句道歉，例如“抱歉，服务暂时繁忙，请稍后再试。”。openai.APIError "
         "包括限流、服务端错误、超时和断线；bug 引起的 TypeError 不在其中，会照常抛出"),
