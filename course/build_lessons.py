@@ -24,6 +24,9 @@ Usage: python -m course.build_lessons [--check] [--overwrite] [NAME.ipynb ...]
 """
 from __future__ import annotations
 
+from . import quick_nbformat  # noqa: F401  (before nbformat: see its docstring)
+
+# isort: split
 import argparse
 import re
 import sys

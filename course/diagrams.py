@@ -12,6 +12,9 @@ notes, alt/else/opt/loop/par/and/end) and `flowchart` (nodes with labels, edges 
 """
 from __future__ import annotations
 
+from . import quick_nbformat  # noqa: F401  (before nbformat: see its docstring)
+
+# isort: split
 import argparse
 import html
 import re

@@ -13,6 +13,9 @@ listens on port 8765 (unless busy) so that re-running a notebook doesn't change 
 """
 from __future__ import annotations
 
+from . import quick_nbformat  # noqa: F401  (before nbformat: see its docstring)
+
+# isort: split
 import os
 import sys
 import time

@@ -16,6 +16,9 @@ README's curriculum table quotes both.
 """
 from __future__ import annotations
 
+from . import quick_nbformat  # noqa: F401  (before nbformat: see its docstring)
+
+# isort: split
 import math
 import re
 import sys

@@ -18,6 +18,9 @@ stopped and counted as raised.
 """
 from __future__ import annotations
 
+from . import quick_nbformat  # noqa: F401  (before nbformat: see its docstring)
+
+# isort: split
 import argparse
 import os
 import shutil

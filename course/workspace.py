@@ -13,6 +13,9 @@ variable COURSE_STRICT=1 (CI sets it) nothing is treated as a learner's: every d
 """
 from __future__ import annotations
 
+from . import quick_nbformat  # noqa: F401  (before nbformat: see its docstring)
+
+# isort: split
 import os
 import shutil
 import subprocess
