@@ -98,7 +98,9 @@ class Approvals(Hook):
             verdict = state.decided.get(call.id) or await self._ask_checkpoint(call, plan)
             state.decided[call.id] = verdicts[call.id] = verdict
             if verdict.action == "pause":
-                paused.append((plan, self._pending(plan, verdict.text, always=True)))
+                item = self._pending(plan, verdict.text, always=True)
+                item.kind = verdict.kind
+                paused.append((plan, item))
             elif verdict.action == "run" and call.id not in state.approvals:
                 item = self._pending(plan, f"{call.name} needs a person's approval")
                 if not item.gated:
