@@ -177,6 +177,24 @@ def fresh_workspace() -> Path:
     return folder
 
 
+def remove_workspace() -> str:
+    """Remove this kernel's folder for the lesson (outbox, audit log, saved runs, the framework's files kept
+    there) and the shared folder above it once it is empty; say what was removed, and where.
+
+    >>> remove_workspace().startswith("removed ")
+    True
+    """
+    folder = _base() / kernel_name()
+    files = sum(1 for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+    where = folder.resolve()
+    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        folder.parent.rmdir()  # only when no other kernel's folder is left in it
+    except OSError:
+        pass
+    return f"removed {files} file(s) and their folder {where}"
+
+
 # ----------------------------------------------------------------------------- printing
 
 def width(text: str) -> int:
