@@ -422,7 +422,8 @@ _DECLINED = re.compile(r"(?i)\bdeclined?\b|(?<!permission )(?<!access )\bdenied\
                        r"\b(?:rejected|refused|vetoed) by (?:the |a )?(?:user|person|human|reviewer|approver|admin|"
                        r"manager|owner)|\bnot approved\b|拒绝|驳回|未获批准|未批准|没有批准|不同意|否决")
 _NEEDS_APPROVAL = re.compile(r"(?i)(?:needs?|requires?) (?:a person's |their |your |the user's |user |human )?"
-                             r"(?:approval|confirmation)|confirm first|需要.{0,8}(?:批准|审批|确认)|先确认")
+                             r"(?:approval|confirmation)|confirm first|needs? to be approved|approval expired|"
+                             r"需要.{0,8}(?:批准|审批|确认)|先确认|批准已过期")
 _NOT_DONE = re.compile(r"(?i)\bnot sent\b|\bwas not (?:sent|done|run)\b|\bdid not run\b|"
                        r"未发送|没有发送|没发出|未执行")
 _HELD = re.compile(r"(?i)^\W*(?:don'?t send|do not send|hold off|wait)\b|^\W*(?:先别发|别发|不要发|先不发|等一下)")
