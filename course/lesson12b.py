@@ -23,7 +23,8 @@ ORDERS: dict[str, dict[str, Any]] = {
                      "card": "建设银行 **** 0365"},
 }
 UNKNOWN = "202405239999"
-NOTHING = re.compile(r"(?i)\bnothing\b|\bno refund\b|\bnone\b|\bnot refund|已全额|全部退|没有可退|无可退|无需|不会退|不退|没有退")
+NOTHING = re.compile(r"(?i)\bnothing\b|\bno refund\b|\bnone\b|\bnot refund|"
+                     r"已全额|全部退|没有可退|无可退|无需|不会退|不退|没有退")
 
 
 def _numbers(text: str) -> set[float]:
