@@ -20,7 +20,8 @@ What a decision can be, and the seams left for what comes next:
     approve / edit         the call runs, once, with the arguments shown; `valid_for=` makes it expire
     deny / respond         it does not run; the model reads why, or the person's own answer (respond)
     preview                a tool's `preview(arguments)` says what the call would do; shown with details()
-    a question             `Pending(kind="question")` is the same kind of pause, answered with respond()
+    a question             a checkpoint's `Verdict.ask(...)` (`questions("ask_user")`): the same kind of pause,
+                           `Pending(kind="question")`, answered with respond()
     a sub-agent's pause    any hook may `plan.hold(item)`: a tool that runs an agent can hold the parent's
                            call with the child's paused result, and resuming the parent resumes the child
     a tool list            `attach(agent)` sees every tool before the first request: the place to ask a
