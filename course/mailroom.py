@@ -156,9 +156,7 @@ def _base() -> Path:
 
 def workspace() -> Path:
     """This kernel's folder for the lesson (created if missing, never emptied): use it after a restart."""
-    folder = _base() / kernel_name()
-    folder.mkdir(mode=0o700, exist_ok=True)
-    return folder
+    return _made(exist_ok=True)
 
 
 def fresh_workspace() -> Path:
@@ -171,10 +169,40 @@ def fresh_workspace() -> Path:
                 shutil.rmtree(old, ignore_errors=True)
         except OSError:
             continue
-    folder = base / kernel_name()
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(mode=0o700)
+    shutil.rmtree(base / kernel_name(), ignore_errors=True)
+    return _made(exist_ok=False)
+
+
+def _made(exist_ok: bool) -> Path:
+    """This kernel's folder, made private; again if another kernel's `remove_workspace` just removed the shared
+    folder above it (it does so only when that folder is empty)."""
+    for _ in range(3):
+        folder = _base() / kernel_name()
+        try:
+            folder.mkdir(mode=0o700, exist_ok=exist_ok)
+            return folder
+        except FileNotFoundError:
+            continue
+    folder.mkdir(mode=0o700, exist_ok=exist_ok)
     return folder
+
+
+def remove_workspace() -> str:
+    """Remove this kernel's folder for the lesson (outbox, audit log, saved runs, the framework's files kept
+    there) and the shared folder above it once it is empty; say what was removed, and where.
+
+    >>> remove_workspace().startswith("removed ")
+    True
+    """
+    folder = _base() / kernel_name()
+    files = sum(1 for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+    where = folder.resolve()
+    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        folder.parent.rmdir()  # only when no other kernel's folder is left in it
+    except OSError:
+        pass
+    return f"removed {files} file(s) and their folder {where}"
 
 
 # ----------------------------------------------------------------------------- printing

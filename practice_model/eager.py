@@ -422,8 +422,11 @@ _DECLINED = re.compile(r"(?i)\bdeclined?\b|(?<!permission )(?<!access )\bdenied\
                        r"\b(?:rejected|refused|vetoed) by (?:the |a )?(?:user|person|human|reviewer|approver|admin|"
                        r"manager|owner)|\bnot approved\b|拒绝|驳回|未获批准|未批准|没有批准|不同意|否决")
 _NEEDS_APPROVAL = re.compile(r"(?i)(?:needs?|requires?) (?:a person's |their |your |the user's |user |human )?"
-                             r"(?:approval|confirmation)|confirm first|需要.{0,8}(?:批准|审批|确认)|先确认")
-_NOT_DONE = re.compile(r"(?i)\bnot sent\b|\bwas not (?:sent|done|run)\b|\bdid not run\b|未发送|没有发送|没发出|未执行")
+                             r"(?:approval|confirmation)|confirm first|needs? to be approved|approval expired|"
+                             r"需要.{0,8}(?:批准|审批|确认)|先确认|批准已过期")
+_NOT_DONE = re.compile(r"(?i)\bnot sent\b|\bwas not (?:sent|done|run)\b|\bdid not run\b|"
+                       r"未发送|没有发送|没发出|未执行")
+_HELD = re.compile(r"(?i)^\W*(?:don'?t send|do not send|hold off|wait)\b|^\W*(?:先别发|别发|不要发|先不发|等一下)")
 _REASON = re.compile(r"(?i)\breason[:：]\s*(.+?)(?:\.\s|\.?$|\. Do not)|(?:理由|原因)(?:是|为)?[:：]?\s*([^。\n]+)")
 _INVALID = re.compile(r"(?i)invalid arguments|validation error|field required|unknown field|expected (?:an? |true)|"
                       r"fix these arguments|参数(?:有误|不正确|错误|无效|不对)")
@@ -474,6 +477,8 @@ def outcome_of(call: Call) -> tuple[str, str]:
     text = flatten(result)
     error = error_of(call)
     refused = error is not None or status not in _SENT_STATUS      # a result that says sent is never a refusal
+    if isinstance(result, str) and _HELD.search(result):   # a person answered in the tool's place: hold it
+        return "declined", result.strip().rstrip("。.")
     if status in ("denied", "declined", "rejected") or (refused and _DECLINED.search(text)):
         return "declined", _reason(result, text)
     if refused and _NEEDS_APPROVAL.search(text):
@@ -850,6 +855,42 @@ def eagerly(scene: Scene, reply: Reply) -> Reply:
     return _with_confirmation(s, calls, f"确定要{doing}吗？" if s.zh else f"OK to {doing}?")
 
 
+_ASKING_TOOL = re.compile(r"(?i)(?:^|_)(?:ask|clarify|question)(?:_|$)")
+_NAMED = re.compile(r"给([\u4e00-\u9fff]{1,4}?)(?:发|写)|(?i:\b(?:e-?mail|write to)\s+)([A-Z][a-z]+)")
+
+
+def question_tool(s: Situation) -> OfferedTool | None:
+    """The tool through which the model may ask the user something ('ask_user'), if one is offered (never the
+    confirmation tool)."""
+    return next((t for t in s.tools if _ASKING_TOOL.search(t.name) and "confirm" not in t.name.lower()
+                 and not side_effecting(t)), None)
+
+
+def asked_address(scene: Scene, text: str) -> Reply | str | None:
+    """A send request that names someone without an address, with an asking tool offered: the question for
+    their address (a Reply), the request with the answered address in it (a str), or a Reply saying the answer
+    held none. None when this does not apply.
+
+    >>> from practice_model.situation import offered_tool
+    >>> _NAMED.search("给张三发邮件，说订单明天发货").group(1), _NAMED.search("Email Li that we moved").group(2)
+    ('张三', 'Li')
+    """
+    tool = question_tool(scene.s)
+    named = _NAMED.search(text)
+    if tool is None or named is None or not _SEND.search(text) or _EMAIL.search(text):
+        return None
+    name, zh = named.group(1) or named.group(2), scene.s.zh
+    asked = [c for c in scene.s.calls if c.name == tool.name]
+    if not asked:
+        question = f"{name}的邮箱地址是什么？" if zh else f"What is {name}'s e-mail address?"
+        return Reply(tool_calls=(_confirm_call(tool, question),))
+    found = _EMAIL.search(flatten(asked[-1].result))
+    if found is None:
+        return Reply(content=f"没有拿到{name}的邮箱地址，这封邮件先不发。" if zh
+                     else f"I don't have {name}'s e-mail address, so I haven't sent anything.")
+    return text.replace(name, f"{name}({found.group()})", 1)
+
+
 def eager(request: dict) -> Reply:
     """practice-eager: side-effecting tools called at once; everything else as the planner does it."""
     s = analyse(request)
@@ -858,6 +899,13 @@ def eager(request: dict) -> Reply:
     scene = Scene.of(s)
     turn = turn_of(request)
     letter = letter_of(turn.text) if scene.mailer is not None else None
+    if letter is None and scene.mailer is not None:
+        asked = asked_address(scene, turn.text)
+        if isinstance(asked, Reply):
+            return asked                                    # the question, or: the answer held no address
+        if asked is not None:
+            turn = replace(turn, text=asked)
+            letter = letter_of(asked)
     if letter is not None and letter.everyone and _listing_tool(s, turn.text) is None:
         letter = None                                       # nobody to list: the planner decides
     if turn.refused and letter is not None:
@@ -1032,7 +1080,7 @@ def answer(scene: Scene, letter: Letter | None, request_text: str) -> str:
     lister = _listing_tool(s, request_text) if letter is not None and letter.everyone else None
     listed = [p for c in s.calls if lister is not None and c.name == lister.name for p in people_in(c.result)]
     scene = replace(scene, names={a.lower(): n for n, a in [*listed, *(letter.to if letter else ())] if n})
-    skipped = {getattr(confirmer, "name", None), getattr(lister, "name", None)}
+    skipped = {getattr(confirmer, "name", None), getattr(lister, "name", None), getattr(question_tool(s), "name", None)}
     succeeded = {id(o.call) for o in done if o.kind == "sent" and o.call.name not in scene.mail}
     others = tuple(c for c in s.calls if c.name not in skipped and (
         c.name not in scene.effecting or id(c) in succeeded))

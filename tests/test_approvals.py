@@ -686,3 +686,85 @@ def test_crafted_saved_runs_with_a_valid_checksum_are_still_checked(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such folder"):
         paused.save(tmp_path / "missing" / "paused.json")
     assert SENT == []
+
+
+# ----------------------------------------------------------------------------- what lessons 12 and 12b teach
+
+
+@tool
+def ask_user(question: str) -> str:
+    """Ask the user a question."""
+    return "no one answered"
+
+
+def test_a_clarifying_question_pauses_the_run_like_an_approval_and_the_answer_is_what_the_model_reads(tmp_path):
+    from mini_framework.approvals import questions
+
+    fake = ScriptedClient([calls(("q1", "ask_user", {"question": "张三的邮箱是什么？"})),
+                           calls(("c1", "send_email", MAIL)), {"role": "assistant", "content": "done"}])
+    agent = Agent(fake, "m", [ask_user, send_email], checkpoint=questions("ask_user"))
+    paused = agent.run("给张三发邮件")
+    [item] = paused.pending
+    assert (item.kind, item.arguments, item.gated) == ("question", {"question": "张三的邮箱是什么？"}, False)
+    paused.save(tmp_path / "q.json")  # a question survives a save, as a question
+    loaded = agent.load(tmp_path / "q.json")
+    assert loaded.pending[0].kind == "question"
+    loaded.pending[0].respond("zhang.san@example.com")
+    again = agent.resume(loaded)  # the model read the answer, then asked to send: an approval now
+    assert tool_messages(again)["q1"] == "zhang.san@example.com" and SENT == []
+    assert [(p.kind, p.gated) for p in again.pending] == [("approval", True)]
+    again.pending[0].approve()
+    assert agent.resume(again).text == "done" and SENT == [MAIL]
+
+
+def test_an_undecided_question_is_asked_again_not_answered_by_the_tool():
+    from mini_framework.approvals import questions
+
+    agent = Agent(ScriptedClient([calls(("q1", "ask_user", {"question": "哪一天？"}))]), "m", [ask_user],
+                  checkpoint=questions("ask_user"))
+    paused = agent.run("q")
+    again = agent.resume(paused)
+    assert again.paused and again.pending[0].kind == "question" and "no one answered" not in str(again.messages)
+
+
+def test_respond_answers_instead_of_the_tool_and_an_expired_approval_does_not_run(tmp_path):
+    import time
+
+    agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL)), {"role": "assistant", "content": "ok"}]), "m",
+                  [send_email], audit_log=tmp_path / "audit.jsonl")
+    paused = agent.run("q")
+    paused.pending[0].respond("先别发：会议改到下周一了。")
+    assert tool_messages(agent.resume(paused))["c1"] == "先别发：会议改到下周一了。" and SENT == []
+    agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL)), {"role": "assistant", "content": "ok"}]), "m",
+                  [send_email])
+    paused = agent.run("q")
+    paused.pending[0].approve(valid_for=0.05)  # approved, then left "overnight"
+    time.sleep(0.1)
+    assert "expired" in tool_messages(agent.resume(paused))["c1"] and SENT == []
+
+
+ORDERS = {"A1": {"customer": "李四", "card": "**** 4321", "paid": 299.0, "refunded": 100.0}}
+
+
+@tool(requires_approval=True)
+def refund(order_id: str) -> str:
+    """Refund what is left of an order to the card it was paid with."""
+    SENT.append({"refund": order_id})
+    return "refunded"
+
+
+def test_a_preview_shows_the_effect_of_a_call_by_an_opaque_id():
+    def effect(args) -> str:
+        order = ORDERS[args.order_id]
+        return f"refunds {order['paid'] - order['refunded']:.2f} yuan to {order['customer']} ({order['card']})"
+
+    refund.preview = effect
+    try:
+        paused = Agent(ScriptedClient([calls(("c1", "refund", {"order_id": "A1"}))]), "m", [refund]).run("q")
+        item = paused.pending[0]
+        assert item.summary == "refund(order_id='A1')"  # the arguments alone say nothing about the effect
+        assert item.preview == "refunds 199.00 yuan to 李四 (**** 4321)" and item.preview in item.details()
+        paused = Agent(ScriptedClient([calls(("c1", "refund", {"order_id": "B9"}))]), "m", [refund]).run("q")
+        assert paused.pending[0].preview == "(its preview failed: KeyError)" and SENT == []  # still waits
+    finally:
+        del refund.preview

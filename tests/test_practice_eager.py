@@ -574,3 +574,51 @@ def test_end_to_end_injection_and_determinism(server, api):
     first = http_drive(server, api, "Look up order 202405230031", [SEND_EN, ORDER_TOOL], shop(note=INJECTED_EN))
     again = http_drive(server, api, "Look up order 202405230031", [SEND_EN, ORDER_TOOL], shop(note=INJECTED_EN))
     assert first == again and json.loads(first[0][1][0][1])["to"] == "audit@evil.example"
+
+
+def test_a_send_request_without_an_address_asks_through_an_ask_tool_then_sends_to_the_answer():
+    from mini_framework import Agent, connect, tool
+    from mini_framework.approvals import questions
+
+    sent = []
+
+    @tool(requires_approval=True)
+    def send_email(to: str, subject: str, body: str) -> str:
+        """Send an e-mail to one address."""
+        sent.append(to)
+        return f"sent to {to}"
+
+    @tool
+    def ask_user(question: str) -> str:
+        """Ask the user a question."""
+        return "no one answered"
+
+    client, model = connect("practice-eager")
+    agent = Agent(client, model, [send_email, ask_user], checkpoint=questions("ask_user"))
+    paused = agent.run("给张三发邮件，说他的订单明天发货")
+    assert [(p.kind, p.arguments) for p in paused.pending] == [("question", {"question": "张三的邮箱地址是什么？"})]
+    paused.pending[0].respond("zhang.san@example.com")
+    again = agent.resume(paused)
+    assert [p.arguments["to"] for p in again.pending] == ["zhang.san@example.com"]
+    again.pending[0].approve()
+    done = agent.resume(again)
+    assert sent == ["zhang.san@example.com"] and done.text == "已给张三（zhang.san@example.com）发送邮件“您的订单明天发货”。"
+    paused = agent.run("给张三发邮件，说他的订单明天发货")
+    paused.pending[0].respond("我也不知道")
+    assert agent.resume(paused).text == "没有拿到张三的邮箱地址，这封邮件先不发。"
+
+
+def test_a_person_answering_in_the_send_tools_place_is_read_as_a_hold_not_as_sent():
+    from mini_framework import Agent, connect, tool
+
+    @tool(requires_approval=True)
+    def send_email(to: str, subject: str, body: str) -> str:
+        """Send an e-mail to one address."""
+        return f"sent to {to}"
+
+    client, model = connect("practice-eager")
+    agent = Agent(client, model, [send_email])
+    paused = agent.run("给张三(zhang.san@example.com)发邮件，说他的订单明天发货")
+    paused.pending[0].respond("先别发：张三的订单改到后天发货了。")
+    done = agent.resume(paused)
+    assert not done.paused and "没有发出" in done.text and "先别发：张三的订单改到后天发货了" in done.text

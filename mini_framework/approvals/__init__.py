@@ -13,11 +13,11 @@ Needs: the core (mini_framework/*.py). Nothing else.
 
 from .approvers import Approver, ask, ask_in_console, scripted
 from .audit import AuditLog, arguments_hash, read_audit
-from .decisions import Checkpoint, Decision, Pending, Verdict, binding
+from .decisions import Checkpoint, Decision, Pending, Verdict, binding, questions
 from .gate import Approvals, ApprovalState, default_hooks, hooks_for
 from .options import OPTIONS, needs_approval
 from .saved import SavedRunError
 
 __all__ = ["ApprovalState", "Approvals", "Approver", "AuditLog", "Checkpoint", "Decision", "OPTIONS", "Pending",
            "SavedRunError", "Verdict", "arguments_hash", "ask", "ask_in_console", "binding", "default_hooks",
-           "hooks_for", "needs_approval", "read_audit", "scripted"]
+           "hooks_for", "needs_approval", "questions", "read_audit", "scripted"]

@@ -40,7 +40,7 @@ from ..text import visible
 if TYPE_CHECKING:
     from ..tools import Tool
 
-__all__ = ["Checkpoint", "Decision", "Pending", "Verdict", "binding"]
+__all__ = ["Checkpoint", "Decision", "Pending", "Verdict", "binding", "questions"]
 
 
 # ----------------------------------------------------------------------------- the checkpoint's verdicts
@@ -55,6 +55,7 @@ class Verdict:
 
     action: Literal["run", "answer", "pause"]
     text: str = ""  # the answer the model reads ("answer"), or why the run waits ("pause")
+    kind: Literal["approval", "question"] = "approval"  # a pause's kind: "question" when the model asked something
 
     @classmethod
     def run(cls) -> Verdict:
@@ -68,8 +69,32 @@ class Verdict:
     def pause(cls, reason: str = "") -> Verdict:
         return cls("pause", reason)
 
+    @classmethod
+    def ask(cls, question: str = "") -> Verdict:
+        """Pause the run for a question the model asked the person: `item.respond(answer)` is what it reads."""
+        return cls("pause", question, "question")
+
 
 Checkpoint = Callable[[ToolCall, "Tool | None"], "Verdict | Awaitable[Verdict]"]
+
+
+def questions(*names: str) -> Checkpoint:
+    """A checkpoint for the tools through which a model asks the person something (a clarifying question):
+    their calls pause the run like an approval does, as `Pending(kind="question")`; the person's answer is
+    `item.respond(text)`, and the model reads it as the tool's result. Every other call runs.
+
+    >>> check = questions("ask_user")
+    >>> check(ToolCall("c1", "ask_user", '{"question": "张三的邮箱是什么？"}'), None).kind
+    'question'
+    >>> check(ToolCall("c2", "get_order", "{}"), None).action
+    'run'
+    """
+    asking = frozenset(names)
+
+    def checkpoint(call: ToolCall, tool: Tool | None) -> Verdict:
+        return Verdict.ask(f"{call.name} asks you something") if call.name in asking else Verdict.run()
+
+    return checkpoint
 
 
 # ----------------------------------------------------------------------------- a person's decision

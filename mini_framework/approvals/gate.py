@@ -20,7 +20,8 @@ What a decision can be, and the seams left for what comes next:
     approve / edit         the call runs, once, with the arguments shown; `valid_for=` makes it expire
     deny / respond         it does not run; the model reads why, or the person's own answer (respond)
     preview                a tool's `preview(arguments)` says what the call would do; shown with details()
-    a question             `Pending(kind="question")` is the same kind of pause, answered with respond()
+    a question             a checkpoint's `Verdict.ask(...)` (`questions("ask_user")`): the same kind of pause,
+                           `Pending(kind="question")`, answered with respond()
     a sub-agent's pause    any hook may `plan.hold(item)`: a tool that runs an agent can hold the parent's
                            call with the child's paused result, and resuming the parent resumes the child
     a tool list            `attach(agent)` sees every tool before the first request: the place to ask a
@@ -98,7 +99,9 @@ class Approvals(Hook):
             verdict = state.decided.get(call.id) or await self._ask_checkpoint(call, plan)
             state.decided[call.id] = verdicts[call.id] = verdict
             if verdict.action == "pause":
-                paused.append((plan, self._pending(plan, verdict.text, always=True)))
+                item = self._pending(plan, verdict.text, always=True)
+                item.kind = verdict.kind
+                paused.append((plan, item))
             elif verdict.action == "run" and call.id not in state.approvals:
                 item = self._pending(plan, f"{call.name} needs a person's approval")
                 if not item.gated:
