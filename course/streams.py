@@ -3,6 +3,8 @@
     print_stream(stream)        print each chunk as it arrives (text pieces inline); the chunks, as dicts
     as_sent(stream)             the SDK's chunk objects as plain dicts, exactly the JSON that arrived
     interleave(chunks)          the same reply, its calls' argument fragments alternating
+    by_arrival(chunks)          lesson 11's naive reader: a new call at each id, fragments to the latest call
+    TWO_CITIES                  the practice model's stream of two calls (北京, 上海), for when a model sends none
     RECORDED                    one stream per provider quirk, rebuilt from a public record of its shape
     THINKING                    a DeepSeek thinking-mode stream: reasoning_content deltas, then a call
     outcome(read, case)         "✓", or "✗ ..." saying what a way of reading a stream made of a case
@@ -23,8 +25,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-__all__ = ["RECORDED", "THINKING", "Recorded", "as_sent", "interleave", "outcome", "print_stream", "print_table",
-           "width"]
+__all__ = ["RECORDED", "THINKING", "TWO_CITIES", "Recorded", "as_sent", "by_arrival", "interleave", "outcome",
+           "print_stream", "print_table", "width"]
 
 
 def as_sent(stream: Iterable[Any]) -> list[dict[str, Any]]:
@@ -101,6 +103,26 @@ def interleave(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return chunks[:first] + headers + turns + chunks[last + 1:]
 
 
+def by_arrival(chunks: list[dict[str, Any]]) -> tuple[Any, list[dict[str, Any]], Any]:
+    """(text, calls, finish_reason) read the naive way of lesson 11: a new call at each id, every fragment added
+    to the call that opened last. Wrong on purpose: lesson 11b runs it on providers' streams.
+
+    >>> by_arrival(TWO_CITIES)[1][1]
+    {'id': 'call_z1HKOI2pf5VP2X6FVGr6p3nI', 'name': 'get_weather', 'arguments': '{"city":"上海"}'}
+    """
+    text, calls, finish = "", [], None
+    for chunk in chunks:
+        for choice in chunk["choices"]:
+            delta = choice["delta"]
+            text += delta.get("content") or ""
+            for part in delta.get("tool_calls") or []:
+                if part.get("id"):
+                    calls.append({"id": part["id"], "name": part["function"]["name"], "arguments": ""})
+                calls[-1]["arguments"] += part["function"]["arguments"]
+            finish = choice.get("finish_reason") or finish
+    return text, calls, finish
+
+
 # ----------------------------------------------------------------------------- recorded shapes
 
 
@@ -112,6 +134,25 @@ def _chunk(delta: dict[str, Any] | None = None, finish: str | None = None, model
 def _calls(*deltas: dict[str, Any], model: str = "m") -> dict[str, Any]:
     return _chunk({"tool_calls": list(deltas)}, model=model)
 
+
+def _two_cities() -> list[dict[str, Any]]:
+    """The practice model's stream for "北京和上海现在天气怎么样？" with get_weather (as lesson 11 prints it)."""
+    chunks = [_chunk({"content": "", "refusal": None, "role": "assistant"}, model="practice")]
+    for index, (call_id, city) in enumerate([("call_hkprtuKh01kQVBFXqHbdWt4m", "北京"),
+                                             ("call_z1HKOI2pf5VP2X6FVGr6p3nI", "上海")]):
+        chunks.append(_calls({"index": index, "id": call_id, "type": "function",
+                              "function": {"name": "get_weather", "arguments": ""}}, model="practice"))
+        chunks += [_calls({"index": index, "function": {"arguments": piece}}, model="practice")
+                   for piece in ['{"', "city", '":"', city, '"}']]
+    chunks.append(_chunk({}, "tool_calls", model="practice"))
+    chunks.append({**_chunk(model="practice"), "choices": [],
+                   "usage": {"prompt_tokens": 101, "completion_tokens": 22, "total_tokens": 123}})
+    chunks[1]["choices"][0]["delta"]["content"] = None
+    return chunks
+
+
+TWO_CITIES = _two_cities()
+"""Two calls, one after the other, as the practice model streams them (a stand-in when a model streams none)."""
 
 BEIJING = ("get_weather", {"city": "北京"})
 SHANGHAI = ("get_weather", {"city": "上海"})
@@ -189,6 +230,15 @@ RECORDED: list[Recorded] = [
               _calls({"index": 0, "function": {"arguments": '{"city":"北京"}'}}),
               _chunk({}, "tool_calls")],
              [BEIJING]),
+    Recorded("id and name on every fragment", "(none needed: the first id and name are kept)",
+             "llama.cpp's server (llama-cpp-python)",
+             "https://github.com/abetlen/llama-cpp-python/blob/main/llama_cpp/llama_chat_format.py",
+             [_chunk({"role": "assistant", "content": None}, model="gemma-3-270m")]
+             + [_calls({"index": 0, "id": "call__0_get_weather_cmpl-7f3a", "type": "function",
+                        "function": {"name": "get_weather", "arguments": piece}}, model="gemma-3-270m")
+                for piece in ['{ "city" : ', '"北京"', " } "]]
+             + [_chunk({}, "tool_calls", model="gemma-3-270m")],
+             [BEIJING], ["call__0_get_weather_cmpl-7f3a"]),
     Recorded("\"stop\" with calls", "finish_reason \"stop\" with tool calls",
              "Gemini (OpenAI compatibility, streamed), vLLM",
              "https://github.com/googleapis/python-genai/issues/2868",

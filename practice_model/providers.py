@@ -9,7 +9,10 @@ chooses whose words the practice model uses; everything else about the persona s
 
 A second kind of flag picks the context window for one request (`context.py`):
 `practice@ctx=4096` is `practice` with a window of 4,096 tokens, and flags combine in any
-order (`practice@deepseek@ctx=4096`); `parse_model` reads them all.
+order (`practice@deepseek@ctx=4096`); `parse_model` reads them all. `@tps=N` sets a writing speed: the
+answer is sent at N word pieces a second (one streamed chunk each; a non-streamed answer waits as long
+as its stream would take), so the time to the first text differs from the time to the whole reply, as
+with a real model. Without it the practice model answers at once.
 
 A third kind puts a provider's deviations from OpenAI's wire format on the answer
 (`quirks.py` says what each one does and where it was recorded):
@@ -65,6 +68,7 @@ QUIRKS = ("ollama", "gemini", "dashscope", "kimi", "vllm", "poolside", "glm", "l
 MODES = ("cut", "thinking")
 """Flags that combine with any provider flag (`@thinking` only with `@deepseek`)."""
 _WINDOW = re.compile(r"ctx=([1-9][0-9]{0,7})")     # a context window of 1 to 99,999,999 tokens
+_SPEED = re.compile(r"tps=([1-9][0-9]{0,3})")       # 1 to 9,999 word pieces a second
 
 
 @dataclass(frozen=True)
@@ -81,13 +85,17 @@ class Flags:
     """`@cut`: a turn's first reply with tool calls stops inside its last call's arguments."""
     thinking: bool = False
     """`@thinking`: DeepSeek's thinking mode (`reasoning_content`)."""
+    tps: int | None = None
+    """Word pieces a second, from `@tps=N`; None: the whole answer at once."""
 
 
 def parse_model(model: str) -> Flags | None:
     """The persona and the flags of a model name; None when a flag is unknown, given twice or out of place.
 
     >>> parse_model("practice@ctx=4096@deepseek")
-    Flags(persona='practice', wording='deepseek', window=4096, quirk=None, cut=False, thinking=False)
+    Flags(persona='practice', wording='deepseek', window=4096, quirk=None, cut=False, thinking=False, tps=None)
+    >>> parse_model("practice@tps=40").tps, parse_model("practice@tps=0"), parse_model("practice@tps=1@tps=2")
+    (40, None, None)
     >>> parse_model("practice@ollama@cut").quirk, parse_model("practice@deepseek@thinking").thinking
     ('ollama', True)
     >>> parse_model("practice@ctx=0"), parse_model("practice@openai@deepseek"), parse_model("practice@kimi@vllm")
@@ -100,13 +108,15 @@ def parse_model(model: str) -> Flags | None:
         return None
     wording = [f for f in flags if f in WORDINGS]
     windows = [m for m in map(_WINDOW.fullmatch, flags) if m]
+    speeds = [m for m in map(_SPEED.fullmatch, flags) if m]
     quirks = [f for f in flags if f in QUIRKS]
     modes = [f for f in flags if f in MODES]
-    if len(wording) + len(windows) + len(quirks) + len(modes) < len(flags) or max(len(wording), len(windows),
-                                                                                  len(quirks)) > 1:
+    if len(wording) + len(windows) + len(speeds) + len(quirks) + len(modes) < len(flags) or max(
+            len(wording), len(windows), len(speeds), len(quirks)) > 1:
         return None
     parsed = Flags(persona, (wording or [DEFAULT])[0], int(windows[0][1]) if windows else None,
-                   quirks[0] if quirks else None, "cut" in modes, "thinking" in modes)
+                   quirks[0] if quirks else None, "cut" in modes, "thinking" in modes,
+                   int(speeds[0][1]) if speeds else None)
     if parsed.wording == "deepseek" and parsed.quirk or parsed.thinking and parsed.wording != "deepseek":
         return None
     return parsed
@@ -125,12 +135,13 @@ def split_model(model: str) -> tuple[str, str | None]:
 
 
 def without_quirks(model: str) -> str:
-    """The model name without its quirk and mode flags: what the answer's ids are derived from.
+    """The model name without its quirk, mode and speed flags: what the answer's ids are derived from.
 
-    >>> without_quirks("practice@ollama@ctx=4096@cut"), without_quirks("practice@deepseek@thinking")
+    >>> without_quirks("practice@ollama@ctx=4096@cut"), without_quirks("practice@deepseek@thinking@tps=40")
     ('practice@ctx=4096', 'practice@deepseek')
     """
-    return SEPARATOR.join(part for part in model.split(SEPARATOR) if part not in QUIRKS + MODES)
+    return SEPARATOR.join(part for part in model.split(SEPARATOR)
+                          if part not in QUIRKS + MODES and not _SPEED.fullmatch(part))
 
 
 def thinking(flags: Flags, body: dict[str, Any]) -> bool:

@@ -43,6 +43,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -73,6 +74,8 @@ class Response:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     chunks: list[dict[str, Any]] | None = None
+    pace: float = 0.0
+    """`@tps=N`: the seconds before each streamed piece the model wrote; for a JSON body, before the body."""
 
     @classmethod
     def error(cls, err: ApiError, request_id: str | None = None) -> Response:
@@ -235,9 +238,11 @@ class PracticeServer:
         ctx = quirks.context(history, reply, seed, thinking)
         reply = quirks.cut(reply, history) if flags.cut and flags.quirk != "llamacpp" else reply  # its grammar
         # writes the arguments whole, whatever max_tokens says
+        pace = 1 / flags.tps if flags.tps else 0.0     # `@tps=N`: N word pieces a second
         if streamed:
-            return Response(200, chunks=quirks.on_stream(wire.stream(facts, reply), ctx, rows))
-        return Response(200, quirks.on_body(wire.completion(facts, reply), ctx, rows))
+            return Response(200, chunks=quirks.on_stream(wire.stream(facts, reply), ctx, rows), pace=pace)
+        waited = pace * sum(map(_written, wire.stream(facts, reply))) if pace else 0.0
+        return Response(200, quirks.on_body(wire.completion(facts, reply), ctx, rows), pace=waited)
 
     def _responder(self, persona: Persona) -> Responder:
         """The persona's responder for this server, built on first use (failures are not cached)."""
@@ -259,6 +264,17 @@ class PracticeServer:
         # A key echoed elsewhere (in a message, say) is scrubbed too. Short "keys" such as
         # "practice" or "ollama" are placeholders, not secrets, and would scrub ordinary words.
         self._log.add(entry, [s for s in (self.api_key, bearer(headers)) if s and len(s) >= 12])
+
+
+def _written(chunk: dict[str, Any]) -> bool:
+    """Whether a streamed chunk carries a piece the model wrote (text, reasoning or a tool call's part).
+
+    >>> _written({"choices": [{"delta": {"content": "你好"}}]}), _written({"choices": [{"delta": {"role": "assistant",
+    ...          "content": ""}}]}), _written({"choices": []})
+    (True, False, False)
+    """
+    return any(choice["delta"].get(key) for choice in chunk.get("choices") or []
+               for key in ("content", "reasoning_content", "tool_calls"))
 
 
 def utc_now() -> str:
@@ -423,6 +439,8 @@ class _Handler(BaseHTTPRequestHandler):
         """Send a JSON body in one write, or a stream one event per write."""
         self.log_request(response.status)
         if response.chunks is None:
+            if response.pace:
+                time.sleep(response.pace)  # `@tps=N`: as long as the stream would have taken
             body = wire.dumps(response.body, pretty=True)
             headers = {"Content-Type": "application/json", "Content-Length": str(len(body)), **response.headers}
             head_only = getattr(self, "command", None) == "HEAD"
@@ -434,6 +452,8 @@ class _Handler(BaseHTTPRequestHandler):
                    **({"Transfer-Encoding": "chunked"} if chunked else {}), **response.headers}
         self.wfile.write(self._head(response.status, headers))
         for chunk in [*response.chunks, None]:
+            if response.pace and chunk is not None and _written(chunk):
+                time.sleep(response.pace)  # `@tps=N`: one word piece at a time
             event = wire.sse(chunk)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event) if chunked else event)
         if chunked:
