@@ -3,7 +3,8 @@
 Exercise 1 spills texts into a temporary folder of its own and reads back what was written.
 Exercise 2 trims conversations (one written out, then random ones, the same on every run) to several
 budgets, and puts each result through the practice server's own request checks, in this process: no
-server, no network.
+server, no network. Exercise 3 pages texts by tokens, which the lesson's paged tool did by lines,
+and follows the cursors to the end (a cursor that never moves is caught, not followed for ever).
 """
 from __future__ import annotations
 
@@ -407,6 +408,104 @@ def trim(trim: Callable[..., Any]) -> CheckResult:
                      recipe=hint.recipes[2])
 
 
+# ----------------------------------------------------------------------------- exercise 3
+
+
+def _page_texts() -> list[tuple[str, str, int]]:
+    """(what, text, max_tokens) the pager is tried on: English and Chinese, and a line longer than a page."""
+    long_line = "2024-05-21 23:58:03 ERROR migrate " + "x" * 900
+    odd = "\n".join(["short line"] * 5 + [long_line] + ["after the long line"] * 5)
+    run, export = TEST_RUN.rstrip("\n"), CHAT_EXPORT.rstrip("\n")
+    return [("the test run", run, 300), ("the Chinese chat export", export, 200),
+            ("the test run", run, 1_000), ("a log with one 934-character line", odd, 40)]
+
+
+def _read_all(page: Callable[..., Any], text: str, max_tokens: int, what: str) -> list[list[str]]:
+    """Follow the cursors from 0 to None; the lines of each page (AssertionError: what went wrong)."""
+    lines = text.split("\n")
+    pages: list[list[str]] = []
+    cursor: Any = 0
+    for _ in range(len(lines) + 2):
+        returned = page(text, cursor, max_tokens)
+        solved(returned)
+        if not (isinstance(returned, tuple) and len(returned) == 2):
+            raise AssertionError(f"return a pair (the page's text, the next cursor), not {type(returned).__name__} "
+                                 f"{returned!r:.60}")
+        body, following = returned
+        if not isinstance(body, str):
+            raise AssertionError(f"the page is {type(body).__name__}; return its lines joined with \\n, as a str: "
+                                 "the model reads text")
+        if following is not None and (isinstance(following, bool) or not isinstance(following, int)):
+            raise AssertionError(f"the next cursor is {following!r:.40}; make it a line number (an int), or None "
+                                 "after the last line")
+        got = body.split("\n")
+        if not body and not (isinstance(cursor, int) and cursor < len(lines) and lines[cursor] == ""):
+            raise AssertionError(f"{what} with max_tokens={max_tokens}: the page at cursor {cursor} is empty"
+                                 + (f" (line {cursor} alone is {estimate_tokens(lines[cursor])} tokens, over the "
+                                    "budget)" if isinstance(cursor, int) and cursor < len(lines) else "")
+                                 + ". Always return at least one line, even one over the budget, or the model "
+                                 "asks for the same page for ever")
+        start = sum(len(p) for p in pages)
+        if got != lines[start:start + len(got)]:
+            seen = next((n for n in range(len(lines)) if lines[n:n + len(got)] == got), None)
+            where = (f"it starts at line {seen}, and the lines read so far end at line {start - 1}" if seen is not None
+                     else "its lines are not the text's lines, in order")
+            raise AssertionError(f"{what} with max_tokens={max_tokens}: the page at cursor {cursor} does not go on "
+                                 f"where the previous one stopped ({where}). The next cursor is the number of the "
+                                 "first line not yet returned: no line twice, none skipped")
+        pages.append(got)
+        if following is None:
+            break
+        if following != start + len(got):
+            raise AssertionError(f"{what} with max_tokens={max_tokens}: a page of lines {start} to "
+                                 f"{start + len(got) - 1} gave the next cursor {following}; it should be "
+                                 f"{start + len(got)}, the first line not returned yet")
+        if following >= len(lines):
+            raise AssertionError(f"{what} with max_tokens={max_tokens}: the last page (up to line {len(lines) - 1}) "
+                                 f"gave the cursor {following}. After the last line, return None: it tells the "
+                                 "model there is nothing more to read")
+        cursor = following
+    else:
+        raise AssertionError(f"{what}: the cursors never came to None")
+    if sum(len(p) for p in pages) < len(lines):
+        raise AssertionError(f"{what} with max_tokens={max_tokens}: the cursor was None after line "
+                             f"{sum(len(p) for p in pages) - 1}, but the text has {len(lines)} lines: None only "
+                             "after the last one")
+    return pages
+
+
+def page(page: Callable[..., Any]) -> CheckResult:
+    """Exercise 3: whole lines within max_tokens, at least one, a cursor that goes on where the page stopped."""
+    def test() -> str:
+        read = 0
+        for what, text, max_tokens in _page_texts():
+            pages = _read_all(page, text, max_tokens, what)
+            for n, lines in enumerate(pages):
+                used = estimate_tokens("\n".join(lines))
+                if used > max_tokens and len(lines) > 1:
+                    chars = len("\n".join(lines))
+                    raise AssertionError(f"{what} with max_tokens={max_tokens}: page {n + 1} is {used} tokens, over "
+                                         "the budget" + (" (its characters are within it: count tokens with "
+                                                         "estimate_tokens, not characters)" if chars <= max_tokens
+                                                         else ""))
+                if n + 1 < len(pages):
+                    more = estimate_tokens("\n".join(lines + pages[n + 1][:1]))
+                    if more <= max_tokens:
+                        chars = len("\n".join(lines))
+                        by_chars = len("\n".join(lines + pages[n + 1][:1])) > max_tokens  # the next line: over in chars
+                        raise AssertionError(f"{what} with max_tokens={max_tokens}: page {n + 1} has {used} tokens, "
+                                             f"and with the next line it would have {more}, still within the budget"
+                                             + (f". Did you count characters ({chars:,} of them)? Count tokens with "
+                                                "estimate_tokens, not characters" if by_chars else
+                                                ": fill the page while the next line fits (<=)"))
+            read += len(pages)
+        return (f"{read} pages of four texts, English and Chinese: whole lines within the budget, each page as full "
+                "as it can be, at least one line (also one over the budget), every line once, None after the last")
+    return run_check(3, test, "Add whole lines from the cursor while the page, counted with estimate_tokens, stays "
+                              "within max_tokens; the next cursor is the first line you left out.",
+                     recipe=hint.recipes[3])
+
+
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
     1: ("Count the text's tokens with estimate_tokens; at most max_tokens: return the text as it is. Otherwise "
@@ -433,6 +532,12 @@ hint = Hints({
         "组，其他各自一组。"
         "kept(first) 取所有 system 消息、从第 first 组起的各组、最后一条 user 消息及其后的全部，保持原顺序。first 从 0 "
         "开始，只要还有组且 count(kept(first)) 超出预算就加一；返回 kept(first)。"),
+    3: ("Split the text into lines. Start at the cursor's line and take it, whatever its size. Then take the next "
+        "line while the page with it, joined by newlines and counted with estimate_tokens, is still within max_tokens. "
+        "The next cursor is the number of the first line you did not take, or None when there is none.\n"
+        "中文：按行切分。从 cursor 那一行开始，先取这一行（不管多长）；之后只要加上下一行、"
+        "用换行连接后用 estimate_tokens 数出的 token 仍不超过 max_tokens，就继续取。"
+        "下一个游标是第一条没取的行号；没有了就返回 None。"),
 })
 
-__all__ = ["NotSolved", "hint", "spill_text", "trim"]
+__all__ = ["NotSolved", "hint", "page", "spill_text", "trim"]

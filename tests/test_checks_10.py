@@ -276,3 +276,66 @@ def test_the_spill_check_cleans_up_its_folder(tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     assert lesson10.spill_text(spill_text).passed
     assert list(tmp_path.iterdir()) == []
+
+
+# -- exercise 3: page -------------------------------------------------------------------------------
+
+
+def page(text, cursor, max_tokens, *, by_chars=False, next_at=0, last_cursor=None, empty_when_long=False,
+         strict=False, from_start=False, as_list=False):
+    """The solution, and (through the options) the ways it goes wrong."""
+    lines = text.split("\n")
+    start = 0 if from_start else cursor
+
+    def size(chosen):
+        joined = "\n".join(chosen)
+        return len(joined) if by_chars else estimate_tokens(joined)
+
+    chosen = [lines[start]]
+    if empty_when_long and size(chosen) > max_tokens:
+        chosen = []
+    while chosen and start + len(chosen) < len(lines):
+        bigger = size(chosen + [lines[start + len(chosen)]])
+        if (bigger >= max_tokens) if strict else (bigger > max_tokens):
+            break
+        chosen.append(lines[start + len(chosen)])
+    following = start + len(chosen) + next_at
+    if following >= len(lines):
+        following = len(lines) if last_cursor == "length" else None
+    if not chosen:
+        following = cursor
+    return (chosen if as_list else "\n".join(chosen)), following
+
+
+def wrong_page(**options):
+    def page_(text, cursor, max_tokens):
+        return page(text, cursor, max_tokens, **options)
+    return page_
+
+
+def forever(text, cursor, max_tokens):
+    """A page whose cursor never moves: the check must stop following it."""
+    return text.split("\n")[cursor], cursor
+
+
+CASES["page"] = (lesson10.page, [page], [stub], [
+    [wrong_page(by_chars=True)],  # tokens counted as characters: pages far smaller than the budget
+    [wrong_page(next_at=-1)],  # the next cursor is the last line returned: each page repeats a line
+    [wrong_page(next_at=1)],  # the next cursor skips a line
+    [wrong_page(last_cursor="length")],  # after the last page, a cursor past the end instead of None
+    [wrong_page(empty_when_long=True)],  # a line over the budget gives an empty page, and the cursor stays
+    [wrong_page(strict=True)],  # < instead of <=: a page one line short
+    [wrong_page(from_start=True)],  # the cursor ignored: every page from line 0
+    [wrong_page(as_list=True)],  # the page as a list of lines
+    [forever],
+    [boom],
+])
+
+test_page_passes, test_page_waits, test_page_catches = checker_tests({"page": CASES["page"]})
+
+
+def test_the_page_messages_say_what_happened():
+    assert "not characters" in lesson10.page(wrong_page(by_chars=True)).message
+    assert "None" in lesson10.page(wrong_page(last_cursor="length")).message
+    assert "for ever" in lesson10.page(wrong_page(empty_when_long=True)).message
+    assert "the first line not returned yet" in lesson10.page(wrong_page(next_at=-1)).message
