@@ -41,16 +41,22 @@ def fresh_folder(root: Path = ROOT) -> Path:
     >>> folder.parent.name, folder.name.startswith("run-"), len(folder.name), list(folder.iterdir())
     ('spilled', True, 12, [])
     """
-    root.mkdir(exist_ok=True)
-    (root / ".gitignore").write_text("# lesson 10's spilled tool results: not part of the course\n*\n")
+    for attempt in range(3):  # another kernel's clean_up may remove an empty root in between
+        try:
+            root.mkdir(exist_ok=True)
+            (root / ".gitignore").write_text("# lessons 10 and 10b's spilled tool results: not part of the course\n*\n")
+            made = Path(tempfile.mkdtemp(prefix="run-", dir=root))  # absolute from Python 3.12 on
+            break
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
     now = time.time()
     for old in root.glob("run-*"):
         try:
-            if old.is_dir() and now - old.stat().st_mtime > KEEP_SECONDS:
+            if old.is_dir() and old.name != made.name and now - old.stat().st_mtime > KEEP_SECONDS:
                 shutil.rmtree(old, ignore_errors=True)
         except OSError:  # removed by another kernel meanwhile
             pass
-    made = Path(tempfile.mkdtemp(prefix="run-", dir=root))  # absolute from Python 3.12 on
     folder = root / made.name
     atexit.register(clean_up, made)
     return folder
@@ -70,8 +76,9 @@ def clean_up(folder: Path) -> None:
     root = folder.parent
     try:
         if root.is_dir() and {p.name for p in root.iterdir()} <= {".gitignore"}:
-            shutil.rmtree(root, ignore_errors=True)
-    except OSError:  # another kernel is using it
+            (root / ".gitignore").unlink(missing_ok=True)
+            root.rmdir()  # fails, and leaves it, when another kernel has just made its folder there
+    except OSError:
         pass
 
 
