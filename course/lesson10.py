@@ -1,10 +1,10 @@
-"""Checks for lesson 10 (long outputs and cost).
+"""Checks for lesson 10 (long tool results).
 
 Exercise 1 spills texts into a temporary folder of its own and reads back what was written.
 Exercise 2 trims conversations (one written out, then random ones, the same on every run) to several
 budgets, and puts each result through the practice server's own request checks, in this process: no
-server, no network. Exercise 3 asks for the keys of tools the lesson
-never showed.
+server, no network. Exercise 3 pages texts by tokens, which the lesson's paged tool did by lines,
+and follows the cursors to the end (a cursor that never moves is caught, not followed for ever).
 """
 from __future__ import annotations
 
@@ -17,10 +17,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from mini_framework import Tool, estimate_tokens, message_tokens, tool
+from mini_framework import estimate_tokens, message_tokens
 
 from .checking import CheckResult, Hints, NotSolved, run_check, solved
-from .elsewhere import in_another_process
 
 # ----------------------------------------------------------------------------- exercise 1
 
@@ -262,19 +261,27 @@ WITH_LATER_SYSTEM = [*WRITTEN[:5], {"role": "system", "content": "顾客已登�
 
 
 def units_of(messages: list[dict[str, Any]]) -> tuple[list[list[int]], int]:
-    """The droppable units before the last user message (oldest first), and where that message is."""
+    """The droppable units before the last user message (oldest first), and where that message is: a user turn (its
+    non-system messages up to the next user message); before the first user message, a call with its answers, or
+    one message."""
     last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
     units, i = [], 0
     while i < last_user:
         if messages[i]["role"] == "system":
             i += 1
             continue
-        unit = [i]
-        if messages[i].get("tool_calls"):
-            while unit[-1] + 1 < last_user and messages[unit[-1] + 1]["role"] == "tool":
-                unit.append(unit[-1] + 1)
+        unit, j = [i], i + 1
+        if messages[i]["role"] == "user":
+            while j < last_user and messages[j]["role"] != "user":
+                if messages[j]["role"] != "system":
+                    unit.append(j)
+                j += 1
+        elif messages[i].get("tool_calls"):
+            while j < last_user and messages[j]["role"] == "tool":
+                unit.append(j)
+                j += 1
         units.append(unit)
-        i = unit[-1] + 1
+        i = j
     return units, last_user
 
 
@@ -335,6 +342,14 @@ def _judge(trim: Callable[..., Any], messages: list[dict[str, Any]], budget: int
         raise AssertionError(f"{what}: the question being asked (the last user message, messages[{last_user}]) and "
                              "everything after it must be kept: without them the model answers nothing, or answers "
                              "calls it never sees")
+    for unit in units:
+        if messages[unit[0]]["role"] == "user" and unit[0] not in positions:
+            orphan = next((i for i in unit[1:] if i in positions), None)
+            if orphan is not None:
+                raise AssertionError(f"{what}: you kept messages[{orphan}] ({messages[orphan]['role']}) but dropped "
+                                     f"messages[{unit[0]}], the user's question it belongs to. Roles kept: {roles}. "
+                                     "An answer without its question reads as an answer to nothing: a turn (a user "
+                                     "message with everything up to the next user message) goes whole")
     refused = _accepted(kept)
     if refused is not None:
         raise AssertionError(f"{what}: the API refuses what you kept: 400 {refused!r:.200}. Roles kept: {roles}. An "
@@ -386,177 +401,143 @@ def trim(trim: Callable[..., Any]) -> CheckResult:
                                                f"{budget} tokens")
                 checked += 1
         return (f"{checked} trims of 32 conversations: the system prompt and the last turn kept (also where they alone "
-                "are over the budget), calls and answers together, within budget, nothing dropped that fitted; the "
-                "practice server accepted every one")
-    return run_check(2, test, "Group the history into units first (a call with its answers is one); then drop whole "
-                              "units from the oldest on, until count(kept) fits.", recipe=hint.recipes[2])
+                "are over the budget), whole turns dropped (no answer without its question), within budget, nothing "
+                "dropped that fitted; the practice server accepted every one")
+    return run_check(2, test, "Group the history into units first (a user turn with everything up to the next user "
+                              "message is one); then drop whole units from the oldest on, until count(kept) fits.",
+                     recipe=hint.recipes[2])
 
 
 # ----------------------------------------------------------------------------- exercise 3
 
 
-@tool
-def get_forecast(city: str, days: int = 1) -> str:
-    """A city's weather forecast for the next few days.
-
-    Args:
-        city: the city, e.g. 北京
-        days: how many days, 1 to 7
-    """
-    return f"{city}: sunny for {days} days"
+def _page_texts() -> list[tuple[str, str, int]]:
+    """(what, text, max_tokens) the pager is tried on: English and Chinese, and a line longer than a page."""
+    long_line = "2024-05-21 23:58:03 ERROR migrate " + "x" * 900
+    odd = "\n".join(["short line"] * 5 + [long_line] + ["after the long line"] * 5)
+    run, export = TEST_RUN.rstrip("\n"), CHAT_EXPORT.rstrip("\n")
+    return [("the test run", run, 300), ("the Chinese chat export", export, 200),
+            ("the test run", run, 1_000), ("a log with one 934-character line", odd, 40)]
 
 
-@tool
-def get_air_quality(city: str, days: int = 1) -> str:
-    """A city's air quality forecast for the next few days.
-
-    Args:
-        city: the city, e.g. 北京
-        days: how many days, 1 to 7
-    """
-    return f"{city}: AQI 42"
-
-
-@tool(side_effects=True)
-def send_email(to: str, subject: str, body: str) -> str:
-    """Send an e-mail."""
-    return "sent"
-
-
-@tool(requires_approval=True)
-def refund_order(order_id: str, amount: float) -> str:
-    """Refund part of an order (a person approves it first)."""
-    return "refunded"
-
-
-@tool(requires_approval=lambda args: args.amount > 100)
-def refund_payment(order_id: str, amount: float) -> str:
-    """Refund part of a payment (a person approves refunds over 100 yuan)."""
-    return "refunded"
-
-
-@tool
-def get_route(origin: str, destination: str) -> str:
-    """A driving route between two places."""
-    return f"{origin} → {destination}: 1,213 km"
-
-
-ROUTES = [  # (two requests that must get different keys, what differs)
-    ('{"origin":"北京","destination":"上海"}', '{"origin":"上海","destination":"北京"}',
-     "the two places swapped: the other way round is another route"),
-    ('{"origin":"北京市,朝阳区","destination":"上海"}', '{"origin":"北京市","destination":"朝阳区,上海"}',
-     "a comma inside a value: the values joined with commas read the same"),
-]
-
-
-def _key_there(cache_key: Callable[[Tool, str], Any], tool_name: str, arguments: str) -> Any:
-    """Run in another process (lesson 12's helper sends cache_key there by value): the key of one of these tools."""
-    return cache_key(globals()[tool_name], arguments)
-
-
-def _names_used(code: Any) -> set[str]:
-    """The names (attributes included) a function's code uses, nested code too."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if hasattr(const, "co_names"):
-            names |= _names_used(const)
-    return names
+def _read_all(page: Callable[..., Any], text: str, max_tokens: int, what: str) -> list[list[str]]:
+    """Follow the cursors from 0 to None; the lines of each page (AssertionError: what went wrong)."""
+    lines = text.split("\n")
+    pages: list[list[str]] = []
+    cursor: Any = 0
+    for _ in range(len(lines) + 2):
+        returned = page(text, cursor, max_tokens)
+        solved(returned)
+        if not (isinstance(returned, tuple) and len(returned) == 2):
+            raise AssertionError(f"return a pair (the page's text, the next cursor), not {type(returned).__name__} "
+                                 f"{returned!r:.60}")
+        body, following = returned
+        if not isinstance(body, str):
+            raise AssertionError(f"the page is {type(body).__name__}; return its lines joined with \\n, as a str: "
+                                 "the model reads text")
+        if following is not None and (isinstance(following, bool) or not isinstance(following, int)):
+            raise AssertionError(f"the next cursor is {following!r:.40}; make it a line number (an int), or None "
+                                 "after the last line")
+        got = body.split("\n")
+        if not body and not (isinstance(cursor, int) and cursor < len(lines) and lines[cursor] == ""):
+            raise AssertionError(f"{what} with max_tokens={max_tokens}: the page at cursor {cursor} is empty"
+                                 + (f" (line {cursor} alone is {estimate_tokens(lines[cursor])} tokens, over the "
+                                    "budget)" if isinstance(cursor, int) and cursor < len(lines) else "")
+                                 + ". Always return at least one line, even one over the budget, or the model "
+                                 "asks for the same page for ever")
+        start = sum(len(p) for p in pages)
+        if got != lines[start:start + len(got)]:
+            seen = next((n for n in range(len(lines)) if lines[n:n + len(got)] == got), None)
+            where = (f"it starts at line {seen}, and the lines read so far end at line {start - 1}" if seen is not None
+                     else "its lines are not the text's lines, in order")
+            raise AssertionError(f"{what} with max_tokens={max_tokens}: the page at cursor {cursor} does not go on "
+                                 f"where the previous one stopped ({where}). The next cursor is the number of the "
+                                 "first line not yet returned: no line twice, none skipped")
+        pages.append(got)
+        if following is None:
+            break
+        if following != start + len(got):
+            raise AssertionError(f"{what} with max_tokens={max_tokens}: a page of lines {start} to "
+                                 f"{start + len(got) - 1} gave the next cursor {following}; it should be "
+                                 f"{start + len(got)}, the first line not returned yet")
+        if following >= len(lines):
+            raise AssertionError(f"{what} with max_tokens={max_tokens}: the last page (up to line {len(lines) - 1}) "
+                                 f"gave the cursor {following}. After the last line, return None: it tells the "
+                                 "model there is nothing more to read")
+        cursor = following
+    else:
+        raise AssertionError(f"{what}: the cursors never came to None")
+    if sum(len(p) for p in pages) < len(lines):
+        raise AssertionError(f"{what} with max_tokens={max_tokens}: the cursor was None after line "
+                             f"{sum(len(p) for p in pages) - 1}, but the text has {len(lines)} lines: None only "
+                             "after the last one")
+    return pages
 
 
-BASE = '{"city":"北京","days":3}'
-SAME = [  # (two spellings of one request, what must not matter)
-    (BASE, '{"days":3,"city":"北京"}', "the order of the keys"),
-    (BASE, '{"city": "北京", "days": 3}', "spaces"),
-    (BASE, '{"city":"北京","days":"3"}', 'a number sent as "3" (validation makes it 3)'),
-    ('{"city":"北京"}', '{"city":"北京","days":1}', "a default left out (days is 1 when it is not given)"),
-]
-OTHER = [  # (a request different from BASE, what differs)
-    ('{"city":"上海","days":3}', "the city"),
-    ('{"city":"北京","days":4}', "the number of days"),
-]
-
-
-def _key(cache_key: Callable[[Tool, str], Any], tool_: Tool, arguments: str) -> Any:
-    key = cache_key(tool_, arguments)
-    if key is not None and not isinstance(key, str):
-        raise AssertionError(f"return the key as a string (or None), not {type(key).__name__} {key!r:.80}")
-    return key
-
-
-def cache_key(cache_key: Callable[[Tool, str], Any]) -> CheckResult:
-    """Exercise 3: one key per request however it is written, the tool's name in it, None for tools that act."""
+def page(page: Callable[..., Any]) -> CheckResult:
+    """Exercise 3: whole lines within max_tokens, at least one, a cursor that goes on where the page stopped."""
     def test() -> str:
-        base = _key(cache_key, get_forecast, BASE)
-        used = _names_used(getattr(cache_key, "__code__", None) or compile("", "", "exec"))
-        if base is None and "needs_approval" in used:
-            raise AssertionError("cache_key returned None for get_forecast, which neither has side effects nor needs "
-                                 "approval: your condition is true for every tool. tool.needs_approval is a method "
-                                 "(it asks about one call's validated arguments), and a method, not called, is always "
-                                 "true. Look at the tool's declaration instead: tool.requires_approval is not False")
-        if base is None and used & {"side_effects", "requires_approval", "prepare"}:
-            raise AssertionError("cache_key returned None for get_forecast, which neither has side effects nor needs "
-                                 "approval (side_effects is False, requires_approval is False): your condition is true "
-                                 "for it, so nothing would ever be cached")
-        solved(base)
-        for first, arguments, why in SAME:
-            if _key(cache_key, get_forecast, arguments) != _key(cache_key, get_forecast, first):
-                raise AssertionError(f"get_forecast with {first} and with {arguments} got different keys, so the "
-                                     f"second call runs the tool again. {why.capitalize()} must not matter: "
-                                     "validate with prepare(tool, arguments), then write what it returns in one fixed "
-                                     "form (json.dumps(..., sort_keys=True)), never the text as the model wrote it")
-        for arguments, why in OTHER:
-            if _key(cache_key, get_forecast, arguments) == base:
-                raise AssertionError(f"get_forecast with {BASE} and with {arguments} got the same key, but {why} "
-                                     "differs: the second call would get the first one's result")
-        for first, second, why in ROUTES:
-            if _key(cache_key, get_route, first) == _key(cache_key, get_route, second):
-                raise AssertionError(f"get_route with {first} and with {second} got the same key, but they ask for "
-                                     f"different routes ({why}). Keep each value with its parameter's name in the "
-                                     "key: json.dumps of the validated dict, with sort_keys=True, not the values alone")
-        if _key(cache_key, get_air_quality, BASE) == base:
-            raise AssertionError(f"get_forecast and get_air_quality with the same arguments ({BASE}) got the same key: "
-                                 "put the tool's name in the key, or the air quality comes back as a forecast")
-        email = '{"to":"zhang.san@example.com","subject":"发货通知","body":"已发货"}'
-        if _key(cache_key, send_email, email) is not None:
-            raise AssertionError("send_email declares side_effects=True, and it got a key: a repeated 'send it "
-                                 "again' would be answered from the cache and never sent. Return None for it")
-        if _key(cache_key, refund_order, '{"order_id":"202405220012","amount":30}') is not None:
-            raise AssertionError("refund_order needs approval (requires_approval=True), and it got a key: a cached "
-                                 "'refunded' would skip both the person and the refund. Return None for it")
-        if _key(cache_key, refund_payment, '{"order_id":"202405220012","amount":30}') is not None:
-            raise AssertionError("refund_payment declares requires_approval=lambda args: args.amount > 100, and a "
-                                 "refund of 30 got a key. This call needs no person, but it still refunds: a tool "
-                                 "with an approval rule acts, whatever one call's amount. Decide on the tool's "
-                                 "declaration, not on one call: return None when tool.requires_approval is not False")
-
-        there = in_another_process(_key_there, cache_key, "get_forecast", BASE)
-        if there is not None and there != repr(base):
-            raise AssertionError(f"in another Python process the same call got another key ({there:.40} instead of "
-                                 f"{base!r:.40}). A cache is often shared by several worker processes, or kept across "
-                                 "a restart, so the key must be the same in every process, and Python's hash() of a "
-                                 "string is salted anew in each one (PYTHONHASHSEED): use the canonical text itself "
-                                 "(or hashlib.sha256(text.encode()).hexdigest()), never hash()")
-        return (f"one key however a request is written ({len(SAME)} pairs), in any process; different keys for "
-                "other requests, swapped values and another tool; none for tools that send or may need approval")
-    return run_check(3, test, "Same request, same key: validate first, then write the arguments in one fixed form, "
-                              "next to the tool's name.", recipe=hint.recipes[3])
+        read = 0
+        for what, text, max_tokens in _page_texts():
+            pages = _read_all(page, text, max_tokens, what)
+            for n, lines in enumerate(pages):
+                used = estimate_tokens("\n".join(lines))
+                if used > max_tokens and len(lines) > 1:
+                    chars = len("\n".join(lines))
+                    raise AssertionError(f"{what} with max_tokens={max_tokens}: page {n + 1} is {used} tokens, over "
+                                         "the budget" + (" (its characters are within it: count tokens with "
+                                                         "estimate_tokens, not characters)" if chars <= max_tokens
+                                                         else ""))
+                if n + 1 < len(pages):
+                    more = estimate_tokens("\n".join(lines + pages[n + 1][:1]))
+                    if more <= max_tokens:
+                        chars = len("\n".join(lines))
+                        by_chars = len("\n".join(lines + pages[n + 1][:1])) > max_tokens  # the next line: over in chars
+                        raise AssertionError(f"{what} with max_tokens={max_tokens}: page {n + 1} has {used} tokens, "
+                                             f"and with the next line it would have {more}, still within the budget"
+                                             + (f". Did you count characters ({chars:,} of them)? Count tokens with "
+                                                "estimate_tokens, not characters" if by_chars else
+                                                ": fill the page while the next line fits (<=)"))
+            read += len(pages)
+        return (f"{read} pages of four texts, English and Chinese: whole lines within the budget, each page as full "
+                "as it can be, at least one line (also one over the budget), every line once, None after the last")
+    return run_check(3, test, "Add whole lines from the cursor while the page, counted with estimate_tokens, stays "
+                              "within max_tokens; the next cursor is the first line you left out.",
+                     recipe=hint.recipes[3])
 
 
 # What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
 hint = Hints({
-    1: ("total = estimate_tokens(text); if total <= max_tokens: return text. Otherwise path = Path(folder) / "
-        "f'tool_result_{tool_name}_{secrets.token_hex(4)}.txt'; path.write_text(text, encoding='utf-8'). Keep "
-        "keep = len(text) * max_tokens // total characters: head = text[:keep * 3 // 4], tail = text[len(text) - "
-        "keep // 4:]. Return head + a line saying how much is not shown + tail + '\\n<system-reminder>\\nThe output "
-        "was too long ... All of it is in the file {path} ...\\n</system-reminder>'."),
-    2: ("last_user = the index of the last message whose role is 'user'. Walk messages[:last_user]: skip system "
-        "messages; an assistant message with tool_calls starts a unit that takes the tool messages right after it; "
-        "any other message is a unit alone. kept(first) = the system messages + the units from units[first] on + "
-        "messages[last_user:], in their original order. first = 0; while first < len(units) and "
-        "count(kept(first)) > budget: first += 1. Return kept(first)."),
-    3: ("if tool.side_effects or tool.requires_approval is not False: return None. values = prepare(tool, "
-        "arguments).model_dump(mode='json'); return tool.name + ' ' + json.dumps(values, sort_keys=True, "
-        "ensure_ascii=False)."),
+    1: ("Count the text's tokens with estimate_tokens; at most max_tokens: return the text as it is. Otherwise "
+        "write all of it (UTF-8) to a new file in folder named with the tool's name and secrets.token_hex(4). Keep a "
+        "share of the characters in proportion to max_tokens over the total: three quarters of it from the start, a "
+        "quarter from the end (slice the end by its start index, so that a share of 0 stays empty). Return the head, "
+        "a line saying how much is not shown, the tail, and last a <system-reminder> … </system-reminder> naming the "
+        "file's path.\n"
+        "中文：用 estimate_tokens 数 token；不超过 max_tokens 就原样返回。否则把全文（UTF-8）写进 folder 里的"
+        "新文件，文件名含工具名和 "
+        "secrets.token_hex(4)。按 max_tokens 占总数的比例保留字符：四分之三取开头，四分之一取结尾（结尾按起始"
+        "下标切，份额为 0 "
+        "时才是空的）。返回开头、一行说明省略了多少、结尾，最后是写明文件路径的 <system-reminder> … </system-"
+        "reminder>。"),
+    2: ("Find the index of the last message whose role is 'user'. Walk the messages before it, building units: "
+        "skip system messages; a user message starts a unit that takes every non-system message up to the next user "
+        "message; before the first user message, an assistant message with tool_calls takes the tool messages right "
+        "after it, anything else is a unit alone. Write kept(first): the system messages, the units from number "
+        "first on, and everything from the last user message on, in their original order. Raise first from 0 while "
+        "there are units left and count(kept(first)) is over the budget; return kept(first).\n"
+        "中文：先找到最后一条 user 消息的位置。遍历它之前的消息分组：跳过 system；一条 user 消息开始一组，收进"
+        "直到下一条 user "
+        "消息为止的非 system 消息；第一条 user 之前，带 tool_calls 的 assistant 消息和紧随其后的 tool 消息为一"
+        "组，其他各自一组。"
+        "kept(first) 取所有 system 消息、从第 first 组起的各组、最后一条 user 消息及其后的全部，保持原顺序。first 从 0 "
+        "开始，只要还有组且 count(kept(first)) 超出预算就加一；返回 kept(first)。"),
+    3: ("Split the text into lines. Start at the cursor's line and take it, whatever its size. Then take the next "
+        "line while the page with it, joined by newlines and counted with estimate_tokens, is still within max_tokens. "
+        "The next cursor is the number of the first line you did not take, or None when there is none.\n"
+        "中文：按行切分。从 cursor 那一行开始，先取这一行（不管多长）；之后只要加上下一行、"
+        "用换行连接后用 estimate_tokens 数出的 token 仍不超过 max_tokens，就继续取。"
+        "下一个游标是第一条没取的行号；没有了就返回 None。"),
 })
 
-__all__ = ["NotSolved", "cache_key", "hint", "spill_text", "trim"]
+__all__ = ["NotSolved", "hint", "page", "spill_text", "trim"]

@@ -21,7 +21,8 @@ Two requests take a short way. 'Summarise this conversation: …' (what `trimmin
 sends) is answered by `summaries.summarise`, an extractive summary, without calling a tool. A tool
 result cut for length (`spilled.py`: the framework's `too_long_to_file` reminder) makes planning
 read the file it names with a tool that reads files, when one is offered, and the answer come from
-what was read, or say where the whole output is when none is.
+what was read, or say where the whole output is when none is. An instruction in a system message to
+add something to every answer is followed (`standing.py`); the same words in a tool result are data.
 
 Chaining is one rule: a required argument missing from the request is looked up in earlier
 results (key `user_id`, or key `id` in the result of a tool whose name says `user`); when it is
@@ -58,6 +59,7 @@ from .planning import call_key, forced_calls, next_calls
 from .ranking import rank_tools, relevant_tools
 from .reply import PlannedCall, Reply
 from .situation import Call, OfferedTool, Situation, analyse, error_of, offered_tool
+from .standing import follow
 from .summaries import summarise
 
 __all__ = ["APOLOGY", "Call", "Filling", "OfferedTool", "Situation", "analyse", "call_key", "call_text",
@@ -93,7 +95,11 @@ def plan(request: dict) -> Reply:
     '你好！'
     """
     try:
-        return respond(analyse(request))
+        s = analyse(request)
+        reply = respond(s)
+        if reply.content and not reply.tool_calls and s.transcript is None:   # an operator's standing orders
+            reply = Reply(content=follow(request.get("messages"), reply.content))
+        return reply
     except Exception:                                         # a bug must not take the server down
         log.exception("practice model: the planner failed; answering with an apology")
         return Reply(content=APOLOGY)

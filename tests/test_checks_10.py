@@ -1,7 +1,6 @@
-"""Exercise checkers of lesson 10: each solution passes, each stub waits, each realistic wrong answer gets ❌."""
+"""Exercise checkers of lesson 10 (the canonical cache key is drilled in 06b, the bill in 10b): each solution passes, each stub waits, each realistic wrong answer gets ❌."""
 from __future__ import annotations
 
-import json
 import random
 import secrets
 from pathlib import Path
@@ -10,7 +9,7 @@ import pytest
 from checker_cases import boom, checker_tests, stub
 
 from course import lesson10
-from mini_framework import Tool, estimate_tokens, prepare
+from mini_framework import estimate_tokens
 
 # -- exercise 1: spill_text ----------------------------------------------------------------------
 
@@ -99,9 +98,12 @@ def returns_a_dict(text, tool_name, folder, max_tokens=1_000):
 # -- exercise 2: trim ------------------------------------------------------------------------------
 
 
-def trim(messages, budget, count, *, units=True, keep_system=True, keep_tail=True, respect_budget=True,
-         gaps=False, strict=False, newest_first=False, copy=False, first_user=False, systems_first=False):
+def trim(messages, budget, count, *, units=True, turns=True, keep_system=True, keep_tail=True, respect_budget=True,
+         gaps=False, strict=False, newest_first=False, copy=False, first_user=False, systems_first=False,
+         by_chars=False):
     """The solution, and (through the options) the ways it goes wrong."""
+    if by_chars:  # tokens counted as characters
+        count = lambda kept: sum(len(str(m.get("content") or "")) for m in kept)  # noqa: E731
     if systems_first:  # every system message moved to the front
         messages = [m for m in messages if m["role"] == "system"] + [m for m in messages if m["role"] != "system"]
     pick = min if first_user else max  # first_user: the first user message taken as the question
@@ -112,12 +114,18 @@ def trim(messages, budget, count, *, units=True, keep_system=True, keep_tail=Tru
         if messages[i]["role"] == "system" and keep_system:
             i += 1
             continue
-        group = [i]
-        if units and messages[i].get("tool_calls"):
-            while group[-1] + 1 < end and messages[group[-1] + 1]["role"] == "tool":
-                group.append(group[-1] + 1)
+        group, j = [i], i + 1
+        if units and turns and messages[i]["role"] == "user":  # a turn: everything up to the next user message
+            while j < end and messages[j]["role"] != "user":
+                if messages[j]["role"] != "system" or not keep_system:
+                    group.append(j)
+                j += 1
+        elif units and messages[i].get("tool_calls"):
+            while j < end and messages[j]["role"] == "tool":
+                group.append(j)
+                j += 1
         groups.append(group)
-        i = group[-1] + 1
+        i = j
 
     def kept(dropped: set[int]) -> list:
         keep = {j for n, g in enumerate(groups) if n not in dropped for j in g}
@@ -182,54 +190,6 @@ def in_place(messages, budget, count):
     return messages
 
 
-# -- exercise 3: cache_key -------------------------------------------------------------------------
-
-
-def cache_key(tool: Tool, arguments: str, *, refuse_side_effects=True, refuse_approval=True, name=True,
-              how="validated", per_call=False):
-    """The solution, and (through the options) the ways it goes wrong."""
-    if per_call:  # asks whether this one call needs approval
-        if tool.side_effects or tool.needs_approval(prepare(tool, arguments)):
-            return None
-    elif (refuse_side_effects and tool.side_effects) or (refuse_approval and tool.requires_approval is not False):
-        return None
-    prefix = tool.name + " " if name else ""
-    if how == "raw":
-        return prefix + arguments
-    parsed = json.loads(arguments)
-    if how == "dumps":
-        return prefix + json.dumps(parsed, ensure_ascii=False)
-    if how == "str":
-        return prefix + str(parsed)
-    if how == "sorted":
-        return prefix + json.dumps(parsed, sort_keys=True, ensure_ascii=False)
-    values = prepare(tool, arguments).model_dump(mode="json")
-    if how == "sorted values":
-        return prefix + json.dumps(sorted(map(str, values.values())), ensure_ascii=False)
-    if how == "joined values":
-        return prefix + ",".join(str(v) for v in values.values())
-    if how == "hash":
-        return str(hash(prefix + json.dumps(values, sort_keys=True, ensure_ascii=False)))
-    return prefix + json.dumps(values, sort_keys=True, ensure_ascii=False)
-
-
-def wrong_key(**options):
-    def cache_key_(tool, arguments):
-        return cache_key(tool, arguments, **options)
-    return cache_key_
-
-
-def method_as_flag(tool, arguments):
-    """`tool.needs_approval` without calling it: a method is always true, so every tool gets None."""
-    if tool.side_effects or tool.needs_approval:
-        return None
-    return tool.name + json.dumps(prepare(tool, arguments).model_dump(mode="json"), sort_keys=True)
-
-
-def key_as_tuple(tool, arguments):
-    return (tool.name, json.dumps(prepare(tool, arguments).model_dump(mode="json"), sort_keys=True))
-
-
 CASES = {
     "spill_text": (lesson10.spill_text, [spill_text], [stub], [
         [wrong_spill(tail=False)],  # the head only: the error at the end is lost
@@ -264,23 +224,8 @@ CASES = {
         [wrong_trim(first_user=True)],  # the first user message taken as the question: nothing droppable
         [wrong_trim(systems_first=True)],  # a later system message moved to the front
         [wrong_trim(keep_tail=False)],  # the question droppable too: a tight budget leaves only ['system']
-        [boom],
-    ]),
-    "cache_key": (lesson10.cache_key, [cache_key], [stub], [
-        [wrong_key(how="raw")],  # the arguments as the model wrote them
-        [wrong_key(how="dumps")],  # json.dumps without sort_keys
-        [wrong_key(how="str")],  # str(dict)
-        [wrong_key(how="sorted")],  # sorted keys, not validated: "3" and defaults missed
-        [wrong_key(name=False)],  # the tool's name left out
-        [wrong_key(refuse_side_effects=False, refuse_approval=False)],  # send_email cached
-        [wrong_key(refuse_approval=False)],  # a tool that needs approval cached
-        [wrong_key(refuse_side_effects=False)],  # side effects not looked at
-        [key_as_tuple],  # a tuple, not a string
-        [method_as_flag],  # `or tool.needs_approval` (a method, always true): None for every tool
-        [wrong_key(per_call=True)],  # needs_approval(validated) per call: a refund of 30 under a rule gets a key
-        [wrong_key(how="sorted values")],  # the values without their names: a swapped route reads the same
-        [wrong_key(how="joined values")],  # values joined with commas: a comma inside a value reads the same
-        [wrong_key(how="hash")],  # str(hash(...)): another key in another process
+        [wrong_trim(turns=False)],  # units of single messages: ['system', 'assistant', 'user'], an answer without its question
+        [wrong_trim(by_chars=True)],  # tokens counted as characters: drops far more than needed
         [boom],
     ]),
 }
@@ -308,8 +253,6 @@ def test_messages_teach():
     assert "keep the tail" in said and "errors" in said
     said = lesson10.trim(last_n).message
     assert "system prompt" in said or "one unit" in said
-    said = lesson10.cache_key(wrong_key(refuse_side_effects=False, refuse_approval=False)).message
-    assert "send_email" in said and "None" in said
 
 
 def test_the_new_messages_say_what_happened():
@@ -323,15 +266,76 @@ def test_the_new_messages_say_what_happened():
     assert "latest user message" in said and "drop more" not in said
     said = lesson10.trim(wrong_trim(systems_first=True)).message
     assert "in its place" in said
-    result = lesson10.cache_key(method_as_flag)
-    assert result.status == "wrong" and "needs_approval is a method" in result.message
-    said = lesson10.cache_key(wrong_key(how="hash")).message
-    assert "every process" in said and "hash()" in said
-    said = lesson10.cache_key(wrong_key(per_call=True)).message
-    assert "refund_payment" in said
+    said = lesson10.trim(wrong_trim(turns=False)).message
+    assert "question" in said and "goes whole" in said
+    said = lesson10.trim(wrong_trim(keep_tail=False)).message
+    assert "last user message" in said
 
 
 def test_the_spill_check_cleans_up_its_folder(tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     assert lesson10.spill_text(spill_text).passed
     assert list(tmp_path.iterdir()) == []
+
+
+# -- exercise 3: page -------------------------------------------------------------------------------
+
+
+def page(text, cursor, max_tokens, *, by_chars=False, next_at=0, last_cursor=None, empty_when_long=False,
+         strict=False, from_start=False, as_list=False):
+    """The solution, and (through the options) the ways it goes wrong."""
+    lines = text.split("\n")
+    start = 0 if from_start else cursor
+
+    def size(chosen):
+        joined = "\n".join(chosen)
+        return len(joined) if by_chars else estimate_tokens(joined)
+
+    chosen = [lines[start]]
+    if empty_when_long and size(chosen) > max_tokens:
+        chosen = []
+    while chosen and start + len(chosen) < len(lines):
+        bigger = size(chosen + [lines[start + len(chosen)]])
+        if (bigger >= max_tokens) if strict else (bigger > max_tokens):
+            break
+        chosen.append(lines[start + len(chosen)])
+    following = start + len(chosen) + next_at
+    if following >= len(lines):
+        following = len(lines) if last_cursor == "length" else None
+    if not chosen:
+        following = cursor
+    return (chosen if as_list else "\n".join(chosen)), following
+
+
+def wrong_page(**options):
+    def page_(text, cursor, max_tokens):
+        return page(text, cursor, max_tokens, **options)
+    return page_
+
+
+def forever(text, cursor, max_tokens):
+    """A page whose cursor never moves: the check must stop following it."""
+    return text.split("\n")[cursor], cursor
+
+
+CASES["page"] = (lesson10.page, [page], [stub], [
+    [wrong_page(by_chars=True)],  # tokens counted as characters: pages far smaller than the budget
+    [wrong_page(next_at=-1)],  # the next cursor is the last line returned: each page repeats a line
+    [wrong_page(next_at=1)],  # the next cursor skips a line
+    [wrong_page(last_cursor="length")],  # after the last page, a cursor past the end instead of None
+    [wrong_page(empty_when_long=True)],  # a line over the budget gives an empty page, and the cursor stays
+    [wrong_page(strict=True)],  # < instead of <=: a page one line short
+    [wrong_page(from_start=True)],  # the cursor ignored: every page from line 0
+    [wrong_page(as_list=True)],  # the page as a list of lines
+    [forever],
+    [boom],
+])
+
+test_page_passes, test_page_waits, test_page_catches = checker_tests({"page": CASES["page"]})
+
+
+def test_the_page_messages_say_what_happened():
+    assert "not characters" in lesson10.page(wrong_page(by_chars=True)).message
+    assert "None" in lesson10.page(wrong_page(last_cursor="length")).message
+    assert "for ever" in lesson10.page(wrong_page(empty_when_long=True)).message
+    assert "the first line not returned yet" in lesson10.page(wrong_page(next_at=-1)).message

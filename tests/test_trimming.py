@@ -128,13 +128,29 @@ def five_each(messages):
     return 5 * len(messages)
 
 
-def test_a_tool_call_its_answers_and_its_images_go_together():
+def test_a_turn_goes_whole_its_question_calls_answers_images_and_reply():
     trimmed = trim_history(HISTORY, 20, count=five_each)
-    assert trimmed.messages == [HISTORY[0], HISTORY[-2], HISTORY[-1]]
-    assert trimmed.dropped == HISTORY[1:-2] and trimmed.dropped_tokens == 25
-    trimmed = trim_history(HISTORY, 34, count=five_each)  # one short of keeping the whole unit
-    assert CALL not in trimmed.messages and not any(m in trimmed.messages for m in ANSWERS + [IMAGES])
-    assert trim_history(HISTORY, 35, count=five_each).messages == HISTORY[:1] + HISTORY[2:]
+    assert trimmed.messages == [HISTORY[0], HISTORY[-1]]
+    assert trimmed.dropped == HISTORY[1:-1] and trimmed.dropped_tokens == 30
+    trimmed = trim_history(HISTORY, 39, count=five_each)  # one short of keeping the whole turn
+    assert trimmed.messages == [HISTORY[0], HISTORY[-1]]
+    assert trim_history(HISTORY, 40, count=five_each).messages == HISTORY
+
+
+def test_an_answer_is_never_kept_without_the_question_it_answers():
+    """The old rule kept ['system', 'assistant', 'user']: the last answer, without the question that asked it."""
+    history = [HISTORY[0]]
+    for n in range(5):
+        history += [{"role": "user", "content": f"q{n}"}, *copy.deepcopy([CALL, *ANSWERS]),
+                    {"role": "assistant", "content": f"a{n}"}]
+    history.append({"role": "user", "content": "last"})
+    where = {id(m): i for i, m in enumerate(history)}
+    for budget in range(10, 5 * len(history) + 1):
+        kept = [where[id(m)] for m in trim_history(history, budget, count=five_each).messages]
+        for i in kept:
+            if history[i]["role"] in ("assistant", "tool"):
+                turn = max(j for j in range(i) if history[j]["role"] == "user")
+                assert set(range(turn, i)) <= set(kept), (budget, [history[k]["role"] for k in kept])
 
 
 def test_the_system_prompt_and_latest_turn_are_kept_and_a_budget_below_them_is_refused():
@@ -190,8 +206,8 @@ def test_sdk_objects_are_kept_as_the_same_objects():
     trimmed = trim_history(history, 10_000)
     assert trimmed.messages[2] is sdk
     accepted(trimmed.messages)
-    trimmed = trim_history(history, int(message_tokens([history[0], *history[-2:]])))
-    assert trimmed.messages == [history[0], *history[-2:]] and trimmed.dropped == history[1:-2]
+    trimmed = trim_history(history, int(message_tokens([history[0], history[-1]])))
+    assert trimmed.messages == [history[0], history[-1]] and trimmed.dropped == history[1:-1]
     accepted(trimmed.messages)
 
 
@@ -218,7 +234,7 @@ def test_binary_and_invalid_text_content_is_counted_and_kept_untouched():
                {"role": "user", "content": [{"type": "text", "text": odd}]}]
     trimmed = trim_history(history, 10_000)
     assert trimmed.messages == history and trimmed.messages[0]["content"] is blob
-    assert trim_history(history, trimmed.tokens - 1).dropped == history[:1]
+    assert trim_history(history, trimmed.tokens - 1).dropped == history[:2]  # the first turn, whole
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,10 +249,10 @@ def test_a_summary_replaces_what_was_dropped_inside_the_budget():
         return "北京晴，上海多云。"
 
     trimmed = trim_history(HISTORY, 20, count=five_each, summarize=summarize)
-    assert seen == [HISTORY[1:-2]]
+    assert seen == [HISTORY[1:-1]]
     summary = trimmed.messages[1]
     assert summary == {"role": "system", "content": f"{SUMMARY_LABEL}\n北京晴，上海多云。"}
-    assert trimmed.messages == [HISTORY[0], summary, *HISTORY[-2:]] and trimmed.tokens == 20
+    assert trimmed.messages == [HISTORY[0], summary, HISTORY[-1]] and trimmed.tokens == 15
     assert trimmed.summary == "北京晴，上海多云。"
 
 

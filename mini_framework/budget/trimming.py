@@ -13,12 +13,15 @@ prompt. Here the history is read as units that are kept or dropped whole:
 
     pinned     system and developer messages: always kept, where they are
     tail       the latest user turn (`keep_last_turns` of them) and everything after it: always kept
-    units      in between: an assistant message with `tool_calls` together with the tool messages
-               that answer it and the labelled user message that carries its images
-               (`executor.TOOL_OUTPUT_LABEL`); any other message alone
+    units      in between: one per earlier user TURN, the user message with everything up to the
+               next one (its tool calls, their answers, the labelled user message that carries
+               their images, `executor.TOOL_OUTPUT_LABEL`, and the assistant's answer); messages
+               before the first user message: a tool-call message with its answers, others alone
 
 The oldest units go first, until the rest fits; what is kept stays in order, with no gap in the
 middle (keeping an old short message while dropping a newer long one would change the story).
+A turn is one unit because an answer kept without the question it answers misleads: a history
+that reads ['system', 'assistant', 'user'] has the model read an answer to nothing.
 A budget smaller than what must be kept is a ValueError that names both numbers; nothing is lost
 either way, since the input is never changed.
 
@@ -95,8 +98,8 @@ def trim_history(messages: Sequence[Any], budget: int, *, count: Counter = messa
     ...            {"role": "assistant", "content": "18 °C."},
     ...            {"role": "user", "content": "And in Tokyo?"}]
     >>> t = trim_history(history, 20, count=lambda m: 5 * len(m))   # 5 tokens a message
-    >>> [m["role"] for m in t.messages], t.dropped_count, t.tokens
-    (['system', 'assistant', 'user'], 3, 15)
+    >>> [m["role"] for m in t.messages], t.dropped_count, t.tokens     # the first turn is one unit of 4
+    (['system', 'user'], 4, 10)
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise ValueError(f"budget must be a whole number of tokens, 0 or more, not {budget!r}")
@@ -235,7 +238,8 @@ def _tail_start(views: list[_View], keep_last_turns: int) -> int:
 
 
 def _units(views: list[_View], end: int) -> list[list[int]]:
-    """The droppable units before `end`, oldest first: a tool-call message with its answers and images; others alone."""
+    """The droppable units before `end`, oldest first: a user turn (pinned messages inside it stay pinned); before
+    the first user message, a tool-call message with its answers and images, others alone."""
     units: list[list[int]] = []
     i = 0
     while i < end:
@@ -243,6 +247,15 @@ def _units(views: list[_View], end: int) -> list[list[int]]:
             i += 1
             continue
         unit = [i]
+        if views[i].role == "user" and not views[i].delivery:
+            j = i + 1
+            while j < end and not (views[j].role == "user" and not views[j].delivery):
+                if not _pinned(views[j]):
+                    unit.append(j)
+                j += 1
+            units.append(unit)
+            i = j
+            continue
         if views[i].role == "assistant" and views[i].call_ids:
             j = i + 1
             while j < end and views[j].role == "tool":
