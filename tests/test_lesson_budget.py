@@ -11,7 +11,7 @@ from course.measure import BUDGET, Size, measure, words
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
 # Over the budget today, and being re-cut (issue 18): remove a lesson from here when it comes within it.
-OVER_BUDGET = {"04_arguments_you_cant_trust", "09_images_from_tools", "10_long_outputs_and_cost",
+OVER_BUDGET = {"04_arguments_you_cant_trust", "10_long_outputs_and_cost",
                "11_streaming_tool_calls", "12_approval_gate"}
 
 
