@@ -1,16 +1,14 @@
 """Exercise checkers of lesson 09: each solution passes, each stub waits, each realistic wrong answer gets ❌."""
 from __future__ import annotations
 
-import ipaddress
-import os
-import socket
-from pathlib import Path, PurePosixPath
+import json
+from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
 from checker_cases import boom, checker_tests, stub
 
 from course import lesson09
-from mini_framework import ImgPath, ImgUrl, MediaError
+from mini_framework import ImgPath, ImgUrl
 from mini_framework.media.store import IMAGE_SUFFIXES
 from mini_framework.media.vision import TOOL_OUTPUT_LABEL
 
@@ -19,7 +17,7 @@ from mini_framework.media.vision import TOOL_OUTPUT_LABEL
 
 def find_images(value, *, any_png_string=False, protocol=True, keep_text=True, legacy_guess=False,
                 legacy_url=True, any_scheme=False, kind_checked=True, first_only=False, join="\n", suffix_case=True,
-                by_type=False, media_kind=True, path_only=False):
+                by_type=False, media_kind=True, path_only=False, others="json", text_key=False):
     """The solution, and (through the options) the ways it goes wrong."""
     if isinstance(value, (ImgPath, ImgUrl)):
         return None, [value]
@@ -29,14 +27,20 @@ def find_images(value, *, any_png_string=False, protocol=True, keep_text=True, l
         images = [v for v in value if isinstance(v, (ImgPath, ImgUrl))]
         if by_type:
             images = [v for v in images if isinstance(v, ImgPath)] + [v for v in images if isinstance(v, ImgUrl)]
-        texts = [v for v in value if isinstance(v, str)]
+        rest = [v for v in value if not isinstance(v, (ImgPath, ImgUrl))]
+        if others == "drop":  # what the exercise used to ask: other items left out
+            texts = [v for v in rest if isinstance(v, str)]
+        else:
+            texts = [v if isinstance(v, str) else (str(v) if others == "str" else json.dumps(v, ensure_ascii=False))
+                     for v in rest]
         text = (join.join(texts) or None) if keep_text else None
         return text, images[:1] if first_only else images
     if isinstance(value, dict):
         if protocol and isinstance(value.get("media"), list):
             images = [ImgPath(m["path"]) if "path" in m else ImgUrl(m["url"])
                       for m in value["media"] if isinstance(m, dict) and (m.get("kind") == "image" or not media_kind)]
-            return (value.get("text") if keep_text else None), images
+            text = value["text"] if text_key else value.get("text")
+            return (text if keep_text else None), images
         if "kind" in value and kind_checked:
             if value["kind"] != "image":
                 return value, []
@@ -68,69 +72,20 @@ def text_dropped_everywhere(value):
     return None, find_images(value)[1]
 
 
-# -- exercise 2: safe_image_path and safe_image_url ----------------------------------------------
-
-
-def safe_image_path(path, folder, *, resolve=True, prefix=False, hidden=True, dotdot_only=False, error=MediaError,
-                    hidden_in_input=False):
-    root = Path(folder).resolve()
-    if dotdot_only:
-        if ".." in str(path):
-            raise error("no ..")
-        return root / path
-    resolved = (root / path).resolve() if resolve else Path(os.path.normpath(root / path))
-    inside = str(resolved).startswith(str(root)) if prefix else resolved.is_relative_to(root)
-    if not inside:
-        raise error(f"{path!r} is outside the folder")
-    judged = str(path) if hidden_in_input else str(resolved)[len(str(root)):]
-    if hidden and any(part.startswith(".") for part in judged.split(os.sep)):
-        raise error(f"{path!r} is hidden")
-    return resolved
-
-
-def unchecked_path(path, folder):
-    return (Path(folder) / path).resolve()
-
-
-def public(address, *, mapped=True, only_private=False):
-    ip = ipaddress.ip_address(address)
-    if mapped and ip.version == 6 and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    if only_private:
-        return not (ip.is_private or ip.is_loopback)
-    return ip.is_global and not ip.is_multicast
-
-
-def safe_image_url(url, resolve, *, schemes=("http", "https"), every=True, give="address", only_private=False,
-                   by_name=False, own_dns=False):
-    parts = urlsplit(url)
-    if schemes and (parts.scheme not in schemes or not parts.hostname):
-        raise MediaError("only http(s)")
-    host = parts.hostname or ""
-    if by_name:
-        if host in ("localhost", "127.0.0.1", "169.254.169.254", "::1") or host.startswith(("10.", "192.168.")):
-            raise MediaError("a local host")
-        return host
-    addresses = [socket.gethostbyname(host)] if own_dns else resolve(host)
-    checked = addresses if every else addresses[:1]
-    if any(not public(a, only_private=only_private) for a in checked):
-        raise MediaError("not a public address")
-    return addresses[0] if give == "address" else host
-
-
-def url_solution(url, resolve):
-    return safe_image_url(url, resolve)
-
-
-# -- exercise 3: images_message ------------------------------------------------------------------
+# -- exercise 2: images_message ------------------------------------------------------------------
 
 
 def images_message(media, image_input, store, describe, *, label=True, blind_images=False, role="user",
-                   marked=True, describe_always=False, ids=True, name_after=False, url_as_text=False):
+                   marked=True, describe_always=False, ids=True, name_after=False, url_as_text=False,
+                   one_list=False):
     head = f"{TOOL_OUTPUT_LABEL}: the images the tools returned." if label else "Here are the images."
     if describe_always:
         for item in media:
             describe(item)
+    if one_list and image_input:  # one text part naming every id, then the images: nothing ties them
+        listed = ", ".join(item.media_id for item in media)
+        return {"role": role, "content": [{"type": "text", "text": f"{head} Images: {listed}"}] + [
+            {"type": "image_url", "image_url": {"url": store.data_url(item)}} for item in media]}
     if image_input or blind_images:
         parts = [{"type": "text", "text": head}]
         for item in media:
@@ -184,23 +139,10 @@ CASES = {
         [wrong(find_images, media_kind=False)],  # every item of "media" taken, whatever its kind
         [wrong(find_images, path_only=True)],  # {"kind": "image", "url": ...} read as a path
         [as_strings],  # paths and URLs as strings, not ImgPath / ImgUrl
+        [wrong(find_images, others="str")],  # a dict beside the image kept as str(): Python's repr, not JSON
+        [wrong(find_images, others="drop")],  # items that are neither text nor image dropped
+        [wrong(find_images, text_key=True)],  # value["text"]: KeyError for a media dict without a text
         [boom],
-    ]),
-    "safe_image": (lesson09.safe_image, [safe_image_path, url_solution], [stub, stub], [
-        [unchecked_path, url_solution],  # no check at all
-        [wrong(safe_image_path, dotdot_only=True), url_solution],  # only looks for '..' in the text
-        [wrong(safe_image_path, resolve=False), url_solution],  # normpath: a symlink leads out
-        [wrong(safe_image_path, prefix=True), url_solution],  # string prefix: 'charts-private' passes
-        [wrong(safe_image_path, hidden=False), url_solution],  # .env inside the folder
-        [wrong(safe_image_path, error=ValueError), url_solution],  # refuses, but not with MediaError
-        [wrong(safe_image_path, hidden_in_input=True), url_solution],  # hidden parts judged before resolving
-        [safe_image_path, wrong(safe_image_url, by_name=True)],  # a blacklist of host names: 127.1 passes
-        [safe_image_path, wrong(safe_image_url, every=False)],  # only the first address checked
-        [safe_image_path, wrong(safe_image_url, give="host")],  # returns the name, to be resolved again later
-        [safe_image_path, wrong(safe_image_url, schemes=())],  # file:// and ftp:// allowed
-        [safe_image_path, wrong(safe_image_url, only_private=True)],  # is_private only: 100.64/10, multicast pass
-        [safe_image_path, wrong(safe_image_url, own_dns=True)],  # resolves by itself (the check allows no network)
-        [safe_image_path, boom],
     ]),
     "images_message": (lesson09.images_message, [images_message], [stub], [
         [wrong_message(label=False)],  # not labelled as tool output
@@ -211,6 +153,7 @@ CASES = {
         [wrong_message(ids=False)],  # images not tied to their media_id
         [wrong_message(name_after=True)],  # the name after its image: tied to the wrong one
         [wrong_message(url_as_text=True)],  # image_url given as a bare string
+        [wrong_message(one_list=True)],  # one text part listing every id before the images
         [boom],
     ]),
 }
@@ -219,20 +162,16 @@ test_checker_passes_the_solution, test_checker_says_not_solved_to_the_stub, \
     test_checker_catches_a_wrong_answer_without_raising = checker_tests(CASES)
 
 
-def test_the_url_check_connects_nowhere_and_restores_the_socket_module():
-    before = socket.getaddrinfo, socket.create_connection, socket.socket.connect
-    result = lesson09.safe_image(safe_image_path, wrong(safe_image_url, own_dns=True))
-    assert "tried to resolve or connect by itself" in result.message
-    assert (socket.getaddrinfo, socket.create_connection, socket.socket.connect) == before
-
-
-def test_the_fake_resolver_reads_numeric_hosts_as_getaddrinfo_does():
-    resolve = lesson09.FakeResolver()
-    assert [resolve(h)[0] for h in ("127.1", "2130706433", "0x7f000001", "::ffff:127.0.0.1")] == [
-        "127.0.0.1", "127.0.0.1", "127.0.0.1", "::ffff:7f00:1"]
-
-
 def test_a_description_marked_in_other_words_passes():
     """'described by a vision model' says what the text is as well as 'description' does."""
     result = lesson09.images_message(wrong_message(marked="described"))
     assert result.passed, result.message
+
+
+def test_the_wrong_answers_that_used_to_pass_are_told_why():
+    said = {name: lesson09.find_images(wrong(find_images, **option)).message
+            for name, option in [("str", {"others": "str"}), ("key", {"text_key": True})]}
+    assert "json.dumps" in said["str"] and "str()" in said["str"], said["str"]
+    assert "KeyError" in said["key"] and ".get()" in said["key"], said["key"]
+    listed = lesson09.images_message(wrong_message(one_list=True)).message
+    assert "which image is which" in listed, listed

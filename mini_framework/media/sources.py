@@ -156,8 +156,8 @@ def read_path(path: str | os.PathLike[str], policy: MediaPolicy) -> bytes:
     try:  # where it points, judged before asking whether it exists: no probing outside the folders
         resolved = Path(os.path.abspath(path)).resolve(strict=False)
         if not any(resolved.is_relative_to(f) for f in folders):
-            raise MediaError(f"{shown!r} is outside the folders images may come from ({policy.named_folders()}): "
-                             "nothing was read")
+            raise MediaError(f"{shown!r}{_points_to(path, resolved)} is outside the folders images may come from "
+                             f"({policy.named_folders()}): nothing was read")
         resolved = resolved.resolve(strict=True)
     except FileNotFoundError:
         raise MediaError(f"there is no file at {shown!r}") from None
@@ -168,7 +168,8 @@ def read_path(path: str | os.PathLike[str], policy: MediaPolicy) -> bytes:
     if root is None:
         raise MediaError(f"{shown!r} is outside the folders images may come from: nothing was read")
     if any(part.startswith(".") for part in resolved.relative_to(root).parts):
-        raise MediaError(f"{shown!r} is a hidden file or inside a hidden folder: nothing was read")
+        raise MediaError(f"{shown!r}{_points_to(path, resolved)} is a hidden file or inside a hidden folder: "
+                         "nothing was read")
     try:
         fd = os.open(resolved, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
@@ -194,6 +195,15 @@ def read_path(path: str | os.PathLike[str], policy: MediaPolicy) -> bytes:
     if len(data) > policy.max_bytes:
         raise MediaError(f"{shown!r} is over the limit of {policy.max_bytes:,} bytes")
     return data
+
+
+def _points_to(path: str | os.PathLike[str], resolved: Path) -> str:
+    """' (resolved: /srv/.env)' when following `..` and symlinks leads somewhere the path does not say, else ''.
+
+    >>> _points_to("/srv/a.png", Path("/srv/a.png")), _points_to("/srv/app/../.env", Path("/srv/.env"))
+    ('', " (resolved: '/srv/.env')")
+    """
+    return "" if str(resolved) == str(path) else f" (resolved: {str(resolved)[:200]!r})"
 
 
 def read_data_url(url: str, policy: MediaPolicy) -> bytes:

@@ -52,9 +52,10 @@ DESCRIBE_INSTRUCTIONS = (
     "asked; be concise.")
 
 # Model names that take images (case-insensitive search). Everything else is treated as text-only.
+# (Gemma 3 takes images from 4B up; its 270M and 1B models are text-only.)
 VISION_NAMES = re.compile(
     r"gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-4-vision|gpt-5|chatgpt-4o|^o1(?!-mini)\b|^o3(?!-mini)\b|^o4-mini|claude|"
-    r"gemini|gemma-?3|vision|[-_.]vl\b|[-_.]vl[-_.:]|qvq|omni|glm-4(?:\.\d)?v|pixtral|llava|minicpm-v|"
+    r"gemini|gemma-?3(?![-_.:]?(?:270m|1b)\b)|vision|[-_.]vl\b|[-_.]vl[-_.:]|qvq|omni|glm-4(?:\.\d)?v|pixtral|llava|minicpm-v|"
     r"internvl|moondream", re.IGNORECASE)
 
 
@@ -63,6 +64,8 @@ def image_input_for(model: str) -> bool:
 
     >>> image_input_for("gpt-4.1-mini"), image_input_for("deepseek-chat"), image_input_for("qwen2.5-vl-7b")
     (True, False, True)
+    >>> image_input_for("gemma-3-27b-it"), image_input_for("gemma-3-270m"), image_input_for("gemma3:1b")
+    (True, False, False)
     """
     name = str(model).split("@", 1)[0].strip()
     return bool(VISION_NAMES.search(name)) or stands_for(name) == "vision"  # the practice model's own names
