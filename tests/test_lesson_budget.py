@@ -10,17 +10,12 @@ from course.measure import BUDGET, Size, measure, words
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
-# Over the budget today, and being re-cut (issue 18): remove a lesson from here when it comes within it.
-OVER_BUDGET = set()
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
 def test_the_lesson_is_within_the_budget(path):
     over = measure(path).over()
-    if path.stem in OVER_BUDGET:
-        assert over, f"{path.stem} is within the budget now: take it out of OVER_BUDGET"
-    else:
-        assert not over, f"{path.stem} is over the budget ({', '.join(over)}); the budget is {BUDGET}"
+    assert not over, f"{path.stem} is over the budget ({', '.join(over)}); the budget is {BUDGET}"
 
 
 def test_the_readme_quotes_each_lessons_minutes():
