@@ -137,6 +137,10 @@ def _paths(safe_image_path: Callable[[str, Path], Any], base: Path, charts: Path
         f"not {good}")
     nested = safe_image_path("2024/june.png", charts)
     assert nested == (charts / "2024" / "june.png").resolve(), f"'2024/june.png' is allowed too, got {nested!r}"
+    tidy = safe_image_path("2024/../beijing.png", charts)
+    assert tidy == good, (
+        f"'2024/../beijing.png' stays inside the folder: return it resolved, {good}, not {tidy!r}. The caller opens "
+        "what you return, so return the path you judged")
     hostile = [
         ("../.env", "'..' climbs out of the folder"),
         ("2024/../../.env", "'..' in the middle climbs out too: judge the path after resolving it"),

@@ -16,7 +16,7 @@ from mini_framework import MediaError
 
 
 def safe_image_path(path, folder, *, resolve=True, prefix=False, hidden=True, dotdot_only=False, error=MediaError,
-                    hidden_in_input=False):
+                    hidden_in_input=False, give_resolved=True):
     root = Path(folder).resolve()
     if dotdot_only:
         if ".." in str(path):
@@ -29,7 +29,7 @@ def safe_image_path(path, folder, *, resolve=True, prefix=False, hidden=True, do
     judged = str(path) if hidden_in_input else str(resolved)[len(str(root)):]
     if hidden and any(part.startswith(".") for part in judged.split(os.sep)):
         raise error(f"{path!r} is hidden")
-    return resolved
+    return resolved if give_resolved else root / path
 
 
 def unchecked_path(path, folder):
@@ -83,6 +83,7 @@ CASES = {
         [wrong(safe_image_path, hidden=False)],  # .env inside the folder
         [wrong(safe_image_path, error=ValueError)],  # refuses, but not with MediaError
         [wrong(safe_image_path, hidden_in_input=True)],  # hidden parts judged before resolving
+        [wrong(safe_image_path, give_resolved=False)],  # judges the resolved path, returns the unresolved one
         [boom],
     ]),
     "safe_image_url": (lesson09b.safe_image_url, [url_solution], [stub], [
