@@ -131,6 +131,9 @@ SHORTCUT = ("you called tool.needs_approval: that is the framework's own version
             "tool.requires_approval yourself (True, False, or a function of the validated arguments)")
 
 
+MISCALLED = object()  # what `asked` notes when a predicate was called with other than one argument
+
+
 def _bank_tools(used: list[str], asked: list[Any] | None = None) -> dict[str, Any]:
     """The tools, each a copy whose needs_approval notes that it was used, and refuses; a predicate notes in
     `asked` what it was given."""
@@ -138,11 +141,15 @@ def _bank_tools(used: list[str], asked: list[Any] | None = None) -> dict[str, An
         used.append("needs_approval")
         raise AssertionError(SHORTCUT)
 
-    def noting(rule: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        def predicate(args: Any) -> Any:
+    def noting(rule: Callable[[Any], Any]) -> Callable[..., Any]:
+        def predicate(*args: Any, **kwargs: Any) -> Any:
+            if len(args) != 1 or kwargs:  # rule(**fields), rule(a, b): not how the executor calls it
+                if asked is not None:
+                    asked.append(MISCALLED)
+                raise TypeError("requires_approval takes one argument, the validated arguments")
             if asked is not None:
-                asked.append(args)
-            return rule(args)
+                asked.append(args[0])
+            return rule(args[0])
         return predicate
 
     tools = {}
@@ -180,7 +187,11 @@ def must_wait(must_wait: Callable[[ToolCall, dict[str, Any]], Any]) -> CheckResu
                 raise AssertionError(f"for {what} you returned {answer!r:.60}: return True (wait) or False (run)")
             if answer != expected:
                 said = "wait" if answer else "run at once"
-                if any(isinstance(args, dict) for args in asked):
+                if any(args is MISCALLED for args in asked):
+                    why = ("your function called the predicate with keyword or several arguments (rule(**...)), so it "
+                           "failed and the call waited. It takes one argument, the validated arguments, as the "
+                           "executor calls it: rule(args)")
+                elif any(isinstance(args, dict) for args in asked):
                     why = ("your function gave the predicate a dict, and it reads attributes (args.amount), so it "
                            "failed and the call waited. Give it the validated arguments, as the executor runs them: "
                            "prepare(tool, call.arguments)")

@@ -13,7 +13,8 @@ from mini_framework import ArgumentsError, prepare
 
 
 def must_wait(call, tools, *, unknown=False, strict_json=False, invalid=False, truthy=False, only_true=False,
-              raw=False, fail_open=False, shortcut=False, by_name=False, caught=Exception, as_dict=False):
+              raw=False, fail_open=False, shortcut=False, by_name=False, caught=Exception, as_dict=False,
+              keywords=False):
     """The solution, and (through the options) the ways it goes wrong."""
     if by_name:
         return call.name in ("send_email", "transfer_money", "refund")
@@ -42,7 +43,7 @@ def must_wait(call, tools, *, unknown=False, strict_json=False, invalid=False, t
     if only_true:
         return False
     try:
-        return bool(rule(args))
+        return bool(rule(**args.model_dump()) if keywords else rule(args))
     except caught:
         return not fail_open
 
@@ -142,6 +143,7 @@ CASES = {
         [wrong(must_wait, truthy=True)],  # `if tool.requires_approval:` (a predicate is always truthy)
         [wrong(must_wait, caught=KeyError)],  # `except KeyError` only: a ZeroDivisionError in a predicate escapes
         [wrong(must_wait, as_dict=True)],  # the predicate gets a dict: told so, not "a function is always truthy"
+        [wrong(must_wait, keywords=True)],  # rule(**args.model_dump()): a TypeError, caught, so every call waits
         [wrong(must_wait, only_true=True)],  # only requires_approval=True waits; predicates never asked
         [wrong(must_wait, raw=True)],  # the predicate gets the raw JSON values ("50" is not 50)
         [wrong(must_wait, fail_open=True)],  # a predicate that raises means run
