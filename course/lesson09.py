@@ -1,5 +1,6 @@
 """Checks for lesson 09 (tools that return images): finding the images in a tool's return value, and the one
-labelled user message that carries them. (Lesson 09b's checks, for paths and URLs, are in lesson09b.py.)
+labelled user message that carries them. (Lesson 09b's checks, for paths and URLs, are in lesson09b.py;
+`safe_image` runs both for a lesson 09 saved before the split.)
 """
 from __future__ import annotations
 
@@ -244,3 +245,15 @@ hint = Hints({
         "是一组 part，每张图先放一个只写它自己 media_id 的文字 part，再放 image_url part（url 用 store 给出的 data "
         "URL）。纯文本模型：只发文字，每张图先写一行，写明 media_id，并说明下面是视觉模型写的描述，再接上描述。"),
 })
+
+
+def safe_image(safe_image_path: Callable[..., Any], safe_image_url: Callable[..., Any]) -> CheckResult:
+    """Lesson 09's exercise 2 before lesson 09b took it (as its exercises 1 and 2): both of 09b's checks, so a
+    lesson 09 saved before the split still runs its check cell. The first that has not passed is shown."""
+    from . import lesson09b  # a sibling lesson's checks, only for this old exercise
+
+    results = [lesson09b.safe_image_path(safe_image_path), lesson09b.safe_image_url(safe_image_url)]
+    waiting = [result for result in results if not result.passed]
+    if waiting:
+        return waiting[0]
+    return CheckResult(2, "passed", "\n".join(result.message for result in results))

@@ -118,3 +118,11 @@ def test_the_fake_resolver_reads_numeric_hosts_as_getaddrinfo_does():
 def test_a_public_ipv6_address_refused_is_told_so():
     said = lesson09b.safe_image_url(wrong(safe_image_url, no_ipv6=True)).message
     assert "IPv6" in said, said
+
+
+def test_a_lesson_09_saved_before_the_split_still_runs_its_path_and_url_check():
+    from course import lesson09
+
+    assert lesson09.safe_image(safe_image_path, url_solution).passed
+    assert lesson09.safe_image(stub, url_solution).status == "not solved"
+    assert lesson09.safe_image(safe_image_path, wrong(safe_image_url, only_private=True)).status == "wrong"
