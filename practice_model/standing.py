@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .situation import message_text
+
 __all__ = ["follow", "standing_orders"]
 
 _QUOTED = re.compile(r"“[^”]*”|\"[^\"\n]*\"|「[^」]*」")
@@ -33,15 +35,6 @@ _ZH = re.compile(r"(?:以后|今后|从现在起|从现在开始)?[，,]?\s*(?:�
 _EN = re.compile(r"(?i)\b(?:always\s+)?end (?:every|each|all(?: of)?(?: your)?) (?:answers?|repl(?:y|ies)|"
                  r"responses?) with[:：]\s*([^\n]{1,120}?(?:[.!](?=\s|$)|$))", re.M)
 READ = 4000
-
-
-def _text(message: Any) -> str:
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return ""
 
 
 def standing_orders(messages: Any) -> list[str]:
@@ -58,7 +51,7 @@ def standing_orders(messages: Any) -> list[str]:
     for m in messages if isinstance(messages, list) else []:
         if not isinstance(m, dict) or m.get("role") not in ("system", "developer"):
             continue
-        text = _QUOTED.sub(" ", _text(m)[:READ])
+        text = _QUOTED.sub(" ", message_text(m)[:READ])
         for pattern in (_ZH, _EN):
             found += [g.strip() for g in pattern.findall(text) if g.strip()]
     return list(dict.fromkeys(found))
