@@ -76,7 +76,7 @@ PERSONAS = [
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """Two workers per CPU for `-n logical` (pyproject's addopts): about half of a notebook's time is waiting
     (on the sleeps and timeouts it shows, on its kernel), so two per CPU keep both busy. Measured on 2 CPUs:
-    the suite's wall time fell from 102 s (2 workers) to 80 s (4); 6 gave 88 s. PYTEST_XDIST_AUTO_NUM_WORKERS
+    the suite fell from 102 s (2 workers) to a median of 84 s (4); 3 or 6 gave 88 s. PYTEST_XDIST_AUTO_NUM_WORKERS
     still overrides it, and -n N sets N."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
