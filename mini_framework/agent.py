@@ -402,7 +402,7 @@ class Agent:
                     plan.answered = repeated_call(plan.call, state.seen[key] - 1, state.last_result.get(key))
         for hook in self._points["before_calls"]:
             await hook.before_calls(run, [p for p in plans if p.answered is None and p.held is None])
-        held = [p.held for p in plans if p.held is not None]
+        held = [i for p in plans if p.held is not None for i in (p.held if isinstance(p.held, list) else [p.held])]
         if held:
             state.pending = held  # proceed() says RunPaused once the state is free to resume
             return

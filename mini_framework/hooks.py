@@ -118,7 +118,8 @@ class Plan:
         self.answered = ToolResult(self.call, content, ok=False, failure=failure)  # type: ignore[arg-type]
 
     def hold(self, item: Any) -> None:
-        """Keep the call from running until someone decides: the run pauses, `result.pending` lists `item`."""
+        """Keep the call from running until someone decides: the run pauses, `result.pending` lists `item`
+        (a list: each of its items, e.g. the calls a sub-agent paused on)."""
         self.held = item
 
 

@@ -123,3 +123,19 @@ def test_before_closing_time_calls_run() -> None:
     result = agent.run("北京现在天气怎么样？")
     assert ran == ["北京"] and "22" in (result.text or "")
     assert [s["status"] for s in spans] == ["OK"]
+
+
+class HoldTwice(Hook):
+    """Holds each call with two items (as a hook running a sub-agent holds the calls the child paused on)."""
+
+    async def before_calls(self, run, plans):
+        for plan in plans:
+            plan.hold([f"{plan.call.id}/first", f"{plan.call.id}/second"])
+
+
+def test_a_hook_may_hold_a_call_with_several_items_and_the_run_lists_each():
+    agent = Agent(*connect(), [get_weather], hooks=[HoldTwice()])
+    result = agent.run("北京现在天气怎么样？")
+    assert result.paused
+    call_id = result.messages[-1]["tool_calls"][0]["id"]
+    assert result.pending == [f"{call_id}/first", f"{call_id}/second"]
