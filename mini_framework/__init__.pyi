@@ -5,8 +5,8 @@ from .agent import Agent
 from .approvals import AuditLog, Decision, Pending, SavedRunError, Verdict
 from .arguments import ArgumentsError, prepare
 from .budget import Price, ResultCache, count_tokens, estimate_tokens, message_tokens, trim_history
-from .delegation import Delegated, SubAgentEvent, as_tool
 from .connection import Connection, Settings, connect, connect_async, load_settings
+from .delegation import Delegated, SubAgentEvent, as_tool
 from .display import dump, show
 from .events import (
            CapReached,
@@ -41,13 +41,14 @@ from .state import RunResult, Usage
 from .streaming import Assembler
 from .tools import Tool, ToolOptions, tool
 
-__all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Connection", "Decision", "Delegated", "Event",
+__all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Connection", "Decision", "Event",
            "Executor", "FeatureMissing", "FinalAnswer", "Hook", "ImgPath", "ImgUrl", "Media", "MediaError",
            "MediaPolicy", "MediaStore", "ModelRequest", "ModelResponse", "Pending", "Plan", "Price", "ProviderError",
-           "Request", "ResultCache", "Run", "RunPaused", "RunResult", "SavedRunError", "Settings", "SubAgentEvent", "Text",
+           "Request", "ResultCache", "Run", "RunPaused", "RunResult", "SavedRunError", "Settings", "Text",
            "TextDelta", "Tool", "ToolCall", "ToolDefinitionError", "ToolError", "ToolFinished", "ToolOptions",
            "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect", "connect_async", "count_tokens",
-           "as_tool", "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
+           "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
            "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
+__all__ += ["Delegated", "SubAgentEvent", "as_tool"]
 
 def __getattr__(name: str) -> Any: ...

@@ -375,3 +375,14 @@ def test_bad_settings_are_refused_with_a_clear_message():
             as_tool(weather_expert(), **bad)
     with pytest.raises(TypeError, match="takes an Agent or a function"):
         as_tool("researcher")
+
+
+def test_the_answer_is_shaped_by_the_parents_format_result_and_an_empty_task_is_refused():
+    from mini_framework.executor import success_envelope
+
+    parent = Agent(ScriptedClient([reply(("c1", "weather_expert", {"task": "weather in Paris?"}),
+                                         ("c2", "weather_expert", {"task": ""}))]), "m",
+                   [expert_tool(weather_expert())], format_result=success_envelope)
+    first, second = parent.run("go").tool_results
+    assert json.loads(first.content) == {"status": "success", "data": "Paris: sunny, 22°C."}
+    assert second.failure == "invalid_arguments" and "task" in second.content and RAN == [("get_weather", "Paris")]

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from ..agent import Agent, repeat_key
 from ..concurrency import _private_loop
 from ..events import ToolStarted
-from ..executor import ToolResult, describe_exception, envelope, error_envelope
+from ..executor import ToolResult, describe_exception, envelope, error_envelope, result_text
 from ..hooks import Hook, Plan, Run
 from ..replies import ToolCall
 from ..schema import ToolDefinitionError
@@ -158,7 +158,8 @@ class Delegation(Hook):
             used = self._count(run, state, spec, plan, partial.usage if isinstance(partial, RunResult) else None)
             state.spent += used - allowed
             del plan.data[KEY]
-            log.warning("sub-agent %s failed (call %s): %s", spec.name, plan.call.id, describe_exception(exc, ""))
+            log.warning("sub-agent %s failed (call %s): %s", spec.name, plan.call.id,
+                        describe_exception(exc, spec.name))
             plan.answered = ToolResult(plan.call, _error_text(run, exc, plan.call), ok=False, failure="exception",
                                        seconds=time.perf_counter() - started)
             return
@@ -171,8 +172,8 @@ class Delegation(Hook):
             return
         del plan.data[KEY]
         state.spent += used - allowed  # what it did not use is given back (more, if its sub-agents overspent)
-        plan.answered = ToolResult(plan.call, answer_text(result, spec.max_answer_chars), ok=True, value=result,
-                                   seconds=time.perf_counter() - started)
+        plan.answered = ToolResult(plan.call, _answer(run, plan, answer_text(result, spec.max_answer_chars)), ok=True,
+                                   value=result, seconds=time.perf_counter() - started)
 
     @staticmethod
     def _count(run: Run, state: DelegationState, spec: Delegate, plan: Plan, usage: Usage | None) -> int:
@@ -205,6 +206,18 @@ def _limit(run: Run, spec: Delegate) -> float:
     if spec.share is None or run.agent is None:
         return math.inf
     return math.floor(spec.share * run.agent.max_iterations)
+
+
+def _answer(run: Run, plan: Plan, text: str) -> str:
+    """The answer as the parent's `format_result` shapes a tool's text (e.g. success_envelope); text if it can't."""
+    if run.agent is None or run.agent.format_result is result_text or plan.tool is None:
+        return text
+    try:
+        shaped = run.agent.format_result(text, plan.call, plan.tool)
+    except Exception:
+        log.warning("format_result failed for call %s; the answer goes as text", plan.call.id, exc_info=True)
+        return text
+    return shaped if isinstance(shaped, str) else text
 
 
 def _error_text(run: Run, exc: BaseException, call: ToolCall) -> str:

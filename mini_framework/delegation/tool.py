@@ -81,7 +81,7 @@ def as_tool(agent: Agent | Callable[..., Any], *, name: str | None = None, descr
         if agent.instructions:
             description += f" Its instructions: {brief(agent.instructions, 300)}"
 
-    async def delegate(task: Annotated[str, Field(description=TASK)]) -> str:
+    async def delegate(task: Annotated[str, Field(description=TASK, min_length=1)]) -> str:
         result = await agent.arun(task)  # only when called on its own: inside an Agent, hook.py runs it
         if result.paused:
             raise ToolError(f"{name} paused for a person's decision, and there is no one to ask here.")
