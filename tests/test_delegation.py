@@ -386,3 +386,17 @@ def test_the_answer_is_shaped_by_the_parents_format_result_and_an_empty_task_is_
     first, second = parent.run("go").tool_results
     assert json.loads(first.content) == {"status": "success", "data": "Paris: sunny, 22°C."}
     assert second.failure == "invalid_arguments" and "task" in second.content and RAN == [("get_weather", "Paris")]
+
+
+def test_a_failing_event_handler_of_the_parent_is_the_parents_error_not_the_sub_agents():
+    def handler(event):
+        if isinstance(event, SubAgentEvent) and isinstance(event.innermost, ToolStarted):
+            raise RuntimeError("the handler's own bug")
+
+    parent = Agent(client(), "practice", [expert_tool(weather_expert())])
+    with pytest.raises(RuntimeError, match="the handler's own bug"):
+        parent.run("What is the weather in Paris?", on_event=handler)
+    events = parent.events("What is the weather in Rome?")
+    assert [type(next(events)).__name__ for _ in range(4)] == ["ModelRequest", "ModelResponse", "ToolStarted",
+                                                               "SubAgentEvent"]
+    events.close()  # abandoned inside the sub-agent: the run stops, nothing is left waiting

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 from ..agent import Agent, repeat_key
 from ..concurrency import _private_loop
-from ..events import ToolStarted
+from ..events import Event, ToolStarted
 from ..executor import ToolResult, describe_exception, envelope, error_envelope, result_text
 from ..hooks import Hook, Plan, Run
 from ..replies import ToolCall
@@ -69,6 +69,10 @@ TOO_DEEP = ("{name} was not run: {path} is more than {limit} level(s) of sub-age
             "tools, or answer with what you have.")
 SPENT = ("{name} was not run: the sub-agents of this run have used their share of model requests ({limit}). Stop "
          "calling sub-agents: answer the user with what you have.")
+
+
+class _FromParent(Exception):
+    """Raised through a sub-agent's run by what the parent's event handlers raised: the parent's to raise."""
 
 
 @dataclass
@@ -146,13 +150,21 @@ class Delegation(Hook):
         run.emit(ToolStarted(run.state.iteration, plan.call))
         token = _CHAIN.set((*(_CHAIN.get() or (("", id(run.agent)),)), (spec.name, id(spec.agent))))
         started = time.perf_counter()
-        forward = lambda event: run.emit(SubAgentEvent(run.state.iteration, spec.name, event))  # noqa: E731
+
+        def forward(event: Event) -> None:
+            try:
+                run.emit(SubAgentEvent(run.state.iteration, spec.name, event))
+            except Exception as exc:  # the parent's own handler failed (or nobody reads its events() any more)
+                raise _FromParent from exc
+
         try:
             if paused is None:
                 task = plan.arguments.model_dump()["task"]
                 result = await child.arun(task, context=run.state.context, on_event=forward)
             else:
                 result = await child.aresume(paused, on_event=forward)
+        except _FromParent as exc:
+            raise exc.__cause__ from None  # type: ignore[misc]  # the parent's, as if it had raised there
         except Exception as exc:  # the sub-agent's failure is this call's error, never the parent's
             partial = getattr(exc, "partial_result", None)
             used = self._count(run, state, spec, plan, partial.usage if isinstance(partial, RunResult) else None)
