@@ -46,14 +46,14 @@ from dataclasses import dataclass, field
 from ..agent import Agent, repeat_key
 from ..concurrency import _private_loop
 from ..events import Event, ToolStarted
-from ..executor import ToolResult, describe_exception, envelope, error_envelope, result_text
+from ..executor import ToolResult, describe_exception, envelope, error_envelope, result_text, to_text
 from ..hooks import Hook, Plan, Run
 from ..replies import ToolCall
 from ..schema import ToolDefinitionError
 from ..state import RunResult, Usage
 from .events import SubAgentEvent
 from .pending import Delegated
-from .tool import Delegate, answer_text
+from .tool import Delegate, answer_text, bounded
 
 __all__ = ["Delegation", "DelegationState", "default_hooks", "sub_agent_usage"]
 
@@ -131,10 +131,12 @@ class Delegation(Hook):
         if refusal is not None:
             plan.answer(envelope("error", error=refusal), "not_run")
             return
-        even = left if left == math.inf else max(1, left // starting)  # (inf // 1 is nan)
-        allowed = int(min(spec.agent.max_iterations + 1, even))
-        child = copy.copy(spec.agent)  # its own max_iterations: concurrent and nested uses never race
-        child.max_iterations = allowed - 1  # so its requests, the last one without tools included, fit
+        child, allowed = None, 0  # an LLM function: what it uses is counted once it has used it
+        if isinstance(spec.agent, Agent):
+            even = left if left == math.inf else max(1, left // starting)  # (inf // 1 is nan)
+            allowed = int(min(spec.agent.max_iterations + 1, even))
+            child = copy.copy(spec.agent)  # its own max_iterations: concurrent and nested uses never race
+            child.max_iterations = allowed - 1  # so its requests, the last one without tools included, fit
         state.spent += allowed
         plan.data[KEY] = (child, None, allowed)
         if run.agent is not None:
@@ -157,8 +159,14 @@ class Delegation(Hook):
             except Exception as exc:  # the parent's own handler failed (or nobody reads its events() any more)
                 raise _FromParent from exc
 
+        result: RunResult | None = None
         try:
-            if paused is None:
+            if child is None:  # an LLM function, called with the validated arguments
+                args, kwargs = plan.tool.bind(plan.arguments)
+                answer = await spec.agent.arun(*args, **kwargs)
+                usage, value = getattr(answer, "usage", None), getattr(answer, "value", answer)
+                text = bounded(to_text(value), spec.max_answer_chars)
+            elif paused is None:
                 task = plan.arguments.model_dump()["task"]
                 result = await child.arun(task, context=run.state.context, on_event=forward)
             else:
@@ -166,8 +174,7 @@ class Delegation(Hook):
         except _FromParent as exc:
             raise exc.__cause__ from None  # type: ignore[misc]  # the parent's, as if it had raised there
         except Exception as exc:  # the sub-agent's failure is this call's error, never the parent's
-            partial = getattr(exc, "partial_result", None)
-            used = self._count(run, state, spec, plan, partial.usage if isinstance(partial, RunResult) else None)
+            used = self._count(run, state, spec, plan, _usage_of(exc))
             state.spent += used - allowed
             del plan.data[KEY]
             log.warning("sub-agent %s failed (call %s): %s", spec.name, plan.call.id,
@@ -177,15 +184,17 @@ class Delegation(Hook):
             return
         finally:
             _CHAIN.reset(token)
-        used = self._count(run, state, spec, plan, result.usage)
-        if result.paused:
+        if result is not None:
+            usage, value, text = result.usage, result, answer_text(result, spec.max_answer_chars)
+        used = self._count(run, state, spec, plan, usage if isinstance(usage, Usage) else None)
+        if result is not None and result.paused:
             plan.data[KEY] = (child, result, allowed)
             plan.hold([Delegated(item, spec.name, plan.call) for item in result.pending])
             return
         del plan.data[KEY]
         state.spent += used - allowed  # what it did not use is given back (more, if its sub-agents overspent)
-        plan.answered = ToolResult(plan.call, _answer(run, plan, answer_text(result, spec.max_answer_chars)), ok=True,
-                                   value=result, seconds=time.perf_counter() - started)
+        plan.answered = ToolResult(plan.call, _answer(run, plan, text), ok=True, value=value,
+                                   seconds=time.perf_counter() - started)
 
     @staticmethod
     def _count(run: Run, state: DelegationState, spec: Delegate, plan: Plan, usage: Usage | None) -> int:
@@ -218,6 +227,19 @@ def _limit(run: Run, spec: Delegate) -> float:
     if spec.share is None or run.agent is None:
         return math.inf
     return math.floor(spec.share * run.agent.max_iterations)
+
+
+def _usage_of(exc: BaseException) -> Usage | None:
+    """What a failed sub-agent used: its partial result's usage, or an LLM function's runs' (LLMFunctionError)."""
+    partial = getattr(exc, "partial_result", None)
+    runs = [partial] if isinstance(partial, RunResult) else getattr(exc, "results", None)
+    if not isinstance(runs, list) or not runs:
+        return None
+    total = Usage()
+    for one in (r.usage.per_request for r in runs if isinstance(r, RunResult)):
+        for request in one:
+            total.add(request.prompt_tokens, request.completion_tokens, request.cached_tokens)
+    return total
 
 
 def _answer(run: Run, plan: Plan, text: str) -> str:
