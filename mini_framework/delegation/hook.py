@@ -1,13 +1,15 @@
 """This feature's hook: `Delegation` runs the sub-agent behind each delegating call of a reply.
 
-Every Agent with a tool made by `as_tool(agent)` has it (the tool option `delegate`). It acts in
+Every Agent with a tool made by `as_tool(agent)` (or `as_tool(llm_function)`) has it (the tool option
+`delegate`). It acts in
 `before_calls`, after the approval gate (it is `last`, and places itself after the gate), so a reply
 whose own calls wait for a person starts no sub-agent until they are decided. For each delegating call:
 
     refused             a cycle (planner → researcher → planner), a depth past `max_depth`, or the shared
                         budget spent: the call is answered with why and what to do instead, never run
     run                 the sub-agents of one reply run concurrently; each is a shallow copy of its Agent
-                        with max_iterations = min(its own, the share left - 1): its requests fit the share
+                        with max_iterations = min(its own, its even part of what is left of the share - 1),
+                        so its requests fit; an LLM function is called with the call's arguments
     its events          reach the parent's handlers as SubAgentEvent (events.py), nested
     its usage           each of its requests is added to the parent's `usage` (so `result.usage.requests`,
                         tokens and `usage.cost(price)` include it); `sub_agent_usage(result)` splits it
@@ -29,8 +31,9 @@ its tools' timeouts and its client's timeout). A streaming sub-agent streams (it
 wrapped: print `event.innermost`). `usage.cost(price)` prices every token at one price: with models of
 different prices, price each sub-agent's part (`sub_agent_usage`) at its own. A run paused inside a
 sub-agent cannot be saved to a file yet (SavedRunError): decide it in this process. A gated delegating
-tool is refused (gate the sub-agent's tools instead). The parent's approver does not decide the
-sub-agent's calls: give the sub-agent its own, or its pause pauses the parent.
+tool is refused (gate the sub-agent's tools instead). The parent's approver and audit log do not see the
+sub-agent's calls: give the sub-agent its own (without an approver its pause pauses the parent). An LLM
+function's inner events are not forwarded (it takes no handler).
 """
 from __future__ import annotations
 
@@ -112,7 +115,10 @@ class Delegation(Hook):
                     _private_loop.set(None)  # (this task's own context: the caller's is untouched)
                 await self._run(run, plan)
 
-        await asyncio.gather(*(one(p) for p in mine if KEY in p.data))
+        outcomes = await asyncio.gather(*(one(p) for p in mine if KEY in p.data), return_exceptions=True)
+        for outcome in outcomes:  # (what a handler of the parent raised): once every sub-agent is done, none left
+            if isinstance(outcome, BaseException):  # behind running
+                raise outcome
         waiting = [item for p in mine if isinstance(p.held, list) for item in p.held]
         clashes = Counter(item.id for item in waiting)
         for item in waiting:
