@@ -4,7 +4,7 @@ Layers (each imports only those above it, and nothing imports up; tests/test_lay
 
     core        mini_framework/*.py      tools, schema, arguments, replies, executor, the loop, hooks, state,
                                          events, redaction, concurrency, connection, text
-    features    approvals/ media/ budget/ streaming/    each plugs into the loop through hooks (hooks.py)
+    features    approvals/ media/ budget/ streaming/ delegation/  each plugs into the loop through hooks (hooks.py)
                 numerals/ schemas/ strict/ display/     used by name when asked for (hooks.feature)
     built-in    builtin/                 ready-made tools (mail: a gated send_email)
 
@@ -43,6 +43,8 @@ feature):
       trim_history
   streaming/ (feature)
     Assembler                                  streamed replies put back together, quirks normalised streaming
+  delegation/ (feature)
+    as_tool, SubAgentEvent, Delegated          an Agent (or an LLM function) as another agent's tool  delegation
 
 Dependencies: pydantic, and openai once a client is made; python-dotenv only if you use `.env` files. The offline
 practice model is a package of its own, `practice_model/`, beside this one and optional:
@@ -79,6 +81,7 @@ _WHERE = {name: module for module, names in {
     ".media": "Text ImgPath ImgUrl find_media MediaStore Media MediaPolicy MediaError media_dir Vision image_input_for",
     ".budget": "ResultCache Price estimate_tokens count_tokens message_tokens trim_history",
     ".streaming": "Assembler",
+    ".delegation": "as_tool SubAgentEvent Delegated",
 }.items() for name in names.split()}
 __all__ = sorted(_WHERE)  # what each name is, for type checkers and editors: __init__.pyi
 
