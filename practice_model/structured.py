@@ -20,7 +20,8 @@ arrives here is usable. Then, deterministically:
   0, false, [], {}). An array of objects gets one item per reported call. `const`, `minimum`/
   `maximum`, `minItems`/`maxItems` and `minLength`/`maxLength` are respected.
 - `json_object` with a JSON schema written in a system message (a client whose provider takes only
-  json_object puts it there): a document for that schema, as for `json_schema`.
+  json_object puts it there), or given beside it (`{"type": "json_object", "schema": ...}`, llama.cpp's
+  JSON mode): a document for that schema, as for `json_schema`.
 - A latest user message that no call answered (a correction: "that was not valid JSON, answer
   again") reads the request before it too: its calls are what the answer reports, and its entities
   fill what the latest message does not name, as a model reading the whole conversation does.
@@ -278,8 +279,8 @@ def document(request: dict, text: str) -> str:
     facts = [fact(c) for c in reported_calls(told)] if told.calls else []
     fmt = value_of(request, "response_format", dict, {})
     schema = value_of(value_of(fmt, "json_schema", dict, {}), "schema", dict, {})
-    if fmt.get("type") == "json_object":
-        schema = prompted_schema(request)
+    if fmt.get("type") == "json_object":  # llama.cpp's JSON mode takes a schema beside it; else the prompt's
+        schema = value_of(fmt, "schema", dict, {}) or prompted_schema(request)
     if fmt.get("type") in ("json_schema", "json_object") and schema:
         value = _Builder(s, facts, text, schema, back.request.entities if back else ()).build(schema, "", facts, 0)
     else:

@@ -266,3 +266,36 @@ def test_a_gated_tool_pauses_and_that_is_a_clear_error():
 
     with pytest.raises(LLMFunctionError, match="paused for a person's decision on send_email"):
         mail("hello")
+
+
+class Thing:
+    """Not something JSON can describe."""
+
+
+def test_a_return_type_that_is_not_json_is_refused_when_decorated(practice):
+    with pytest.raises(TypeError, match="cannot be described as JSON"):
+        @llm_function(practice.client, practice.model)
+        def make(text: str) -> Thing:
+            """Make a thing of {text}."""
+
+    with pytest.raises(TypeError, match="cannot be read"):
+        @llm_function(practice.client, practice.model)
+        def unknown(text: str) -> NoSuchType:  # type: ignore[name-defined]  # noqa: F821
+            """Make {text}."""
+
+
+def test_llama_cpp_refusing_json_schema_gets_its_json_mode_with_the_schema():
+    """practice@llamacpp answers json_schema as llama-cpp-python's server does (a 500 from its request model);
+    its JSON mode takes the schema beside it, which constrains decoding."""
+    llama = connect(max_retries=0)  # the SDK would retry the 500 twice first
+    recorder = Recorder(llama.client)
+
+    @llm_function(recorder, "practice@llamacpp")
+    def to_number(text: str) -> int:
+        """Write the number in {text} as digits."""
+
+    answer = to_number.run("一百二十三")
+    assert answer.value == 123 and answer.mode == "json_object_schema"
+    sent = recorder.requests[-1]["response_format"]
+    assert sent["type"] == "json_object" and sent["schema"]["properties"] == {"value": {"type": "integer"}}
+    assert to_number("四十二") == 42 and recorder.requests[-1]["response_format"]["type"] == "json_object"
