@@ -229,13 +229,14 @@ def next_mode(mode: str, exc: BaseException) -> str | None:
 
     >>> class ServerError(Exception):
     ...     status_code = 500
-    >>> next_mode("json_schema", ServerError("1 validation error: ('body', 'response_format', 'type'), 'msg': "
-    ...                                      "\"Input should be 'text' or 'json_object'\""))
-    'json_object_schema'
+    >>> llama = ServerError("1 validation error: ('body', 'response_format', 'type'), 'msg': Input should be "
+    ...                     "'text' or 'json_object'")
+    >>> next_mode("json_schema", llama), next_mode("json_object_schema", llama), next_mode("prompt", llama)
+    ('json_object_schema', 'json_object', None)
     """
     if not refused_format(exc) or mode not in MODES or mode == MODES[-1]:
         return None
-    if mode == "json_schema" and "input should be 'text' or 'json_object'" in str(exc).lower():
+    if mode == "json_schema" and "should be 'text' or 'json_object'" in str(exc).lower():
         return "json_object_schema"  # llama-cpp-python: its JSON mode takes a schema and constrains decoding to it
     return "json_object" if mode in ("json_schema", "json_object_schema") else "prompt"
 
