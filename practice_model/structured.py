@@ -50,7 +50,7 @@ from .language import stem
 from .phrasing import as_number, key_label, number
 from .reply import Reply
 from .schemas import Param, enum_of, json_type, resolve, value_of
-from .situation import Call, Entity, Situation, _latest_request, analyse, error_of, message_text, scalars
+from .situation import Call, Entity, Situation, analyse, error_of, is_tool_output, message_text, scalars
 
 log = logging.getLogger("practice_model")
 
@@ -301,9 +301,10 @@ def _earlier(request: dict, s: Situation) -> Situation | None:
     """
     raw = request.get("messages")
     messages = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
-    latest = _latest_request(messages)
-    if s.calls or latest <= 0 or _latest_request(messages[:latest]) < 0:
+    requests = [i for i, m in enumerate(messages) if m.get("role") == "user" and not is_tool_output(m)]
+    if s.calls or len(requests) < 2:
         return None
+    latest = requests[-1]
     return analyse({**request, "messages": messages[:latest]})
 
 
