@@ -6,6 +6,7 @@ Layers (each imports only those above it, and nothing imports up; tests/test_lay
                                          events, redaction, concurrency, connection, text
     features    approvals/ media/ budget/ streaming/ delegation/  each plugs into the loop through hooks (hooks.py)
                 numerals/ schemas/ strict/ display/     used by name when asked for (hooks.feature)
+                functions/ chat/                        used by your code: @llm_function, Chat
     built-in    builtin/                 ready-made tools (mail: a gated send_email)
 
 Copy the core alone and it works; add the feature folders you need. A feature that is missing is a clear
@@ -45,6 +46,10 @@ feature):
     Assembler                                  streamed replies put back together, quirks normalised streaming
   delegation/ (feature)
     as_tool, SubAgentEvent, Delegated          an Agent (or an LLM function) as another agent's tool  delegation
+  functions/ (feature)
+    llm_function, LLMFunctionError             a docstring as the prompt, the return type enforced  functions
+  chat/ (feature)
+    Chat, ChatPaused, SavedChatError           a conversation over many turns: history, pauses, saved  chat
 
 Dependencies: pydantic, and openai once a client is made; python-dotenv only if you use `.env` files. The offline
 practice model is a package of its own, `practice_model/`, beside this one and optional:
@@ -80,8 +85,8 @@ _WHERE = {name: module for module, names in {
     ".approvals": "Verdict Pending Decision AuditLog SavedRunError",
     ".media": "Text ImgPath ImgUrl find_media MediaStore Media MediaPolicy MediaError media_dir Vision image_input_for",
     ".budget": "ResultCache Price estimate_tokens count_tokens message_tokens trim_history",
-    ".streaming": "Assembler",
-    ".delegation": "as_tool SubAgentEvent Delegated",
+    ".streaming": "Assembler", ".delegation": "as_tool SubAgentEvent Delegated",
+    ".functions": "llm_function LLMFunctionError", ".chat": "Chat ChatPaused SavedChatError",
 }.items() for name in names.split()}
 __all__ = sorted(_WHERE)  # what each name is, for type checkers and editors: __init__.pyi
 

@@ -5,6 +5,7 @@ from .agent import Agent
 from .approvals import AuditLog, Decision, Pending, SavedRunError, Verdict
 from .arguments import ArgumentsError, prepare
 from .budget import Price, ResultCache, count_tokens, estimate_tokens, message_tokens, trim_history
+from .chat import Chat, ChatPaused, SavedChatError
 from .connection import Connection, Settings, connect, connect_async, load_settings
 from .delegation import Delegated, SubAgentEvent, as_tool
 from .display import dump, show
@@ -20,6 +21,7 @@ from .events import (
            ToolStarted,
 )
 from .executor import Executor, ToolError, ToolResult
+from .functions import LLMFunctionError, llm_function
 from .hooks import FeatureMissing, Hook, Plan, Request, Run
 from .media import (
            ImgPath,
@@ -50,5 +52,6 @@ __all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Co
            "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
            "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
 __all__ += ["Delegated", "SubAgentEvent", "as_tool"]
+__all__ += ["Chat", "ChatPaused", "LLMFunctionError", "SavedChatError", "llm_function"]  # chat/, functions/
 
 def __getattr__(name: str) -> Any: ...
