@@ -221,6 +221,10 @@ CASES = [
     ("huge", huge, "read_file", {"path": "huge.txt"}, "over this toolset's limit"),
     ("huge-write", nothing, "echo_into", {"path": "big.txt", "content": "x" * 20_001}, "over this toolset's limit"),
     ("nul-write", nothing, "echo_into", {"path": "new.txt", "content": "a\u0000b"}, "NUL character"),
+    ("nul-by-sed", read_it("notes.txt"), "sed", {"path": "notes.txt", "pattern": "tea", "replacement": "\u0000",
+                                                  "start_line": 1, "end_line": 1}, "NUL character"),
+    ("huge-by-sed", read_it("notes.txt"), "sed", {"path": "notes.txt", "pattern": "tea", "replacement": "t" * 20_001,
+                                                   "start_line": 1, "end_line": 1}, "over this toolset's limit"),
     ("fifo", fifo, "read_file", {"path": "fifo"}, "not a regular file"),
     ("socket", unix_socket, "read_file", {"path": "sock"}, "not a regular file"),
     ("folder", nothing, "read_file", {"path": "docs"}, "it is a folder"),
@@ -342,3 +346,17 @@ def test_the_weaker_walk_windows_gets_refuses_the_same(world, case, monkeypatch)
 
     monkeypatch.setattr(paths, "POSIX", False)
     test_each_attack_is_refused_and_touches_nothing(world, case)
+
+
+def test_what_the_file_system_refuses_is_said_without_the_path(world, monkeypatch):
+    from mini_framework.builtin.files import paths
+
+    ws, outside, sentinel = world
+    files = FileToolset(ws)
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(sentinel))
+
+    monkeypatch.setattr(paths.os, "open", refused)
+    ok, content = call(files, "read_file", path="notes.txt")
+    assert not ok and "the file system refused: Permission denied" in content and str(outside) not in content

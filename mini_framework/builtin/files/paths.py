@@ -153,7 +153,7 @@ def refusal(st: os.stat_result | None, limit: int) -> str | None:
     if st.st_nlink > 1:
         return "it has more than one hard link (a hard link may lead outside the workspace), so it is not used"
     if st.st_size > limit:
-        return f"it is {st.st_size:,} bytes, over this toolset's limit of {limit:,}: grep finds lines in smaller files"
+        return f"it is {st.st_size:,} bytes, over this toolset's limit of {limit:,}, so it is neither read nor searched"
     return None
 
 
