@@ -28,6 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from ..builtin.files import FileToolset
 from ..builtin.mail import Outbox, make_send_email
 from ..media import ImgPath, MediaPolicy
 from ..tools import Tool, tool
@@ -75,11 +76,7 @@ class SupportDesk:
         self.log_lines: dict[str, str] = {}  # service -> an extra line in its log
         self.refunds: list[tuple[str, float]] = []
         self.vouchers: list[tuple[int, float]] = []
-        try:  # TEMPORARY until i19-1 lands
-            from ..builtin.files import FileToolset
-            self.file_tools = FileToolset(self.workspace).tools
-        except ImportError:
-            self.file_tools = []
+        self.files = FileToolset(self.workspace)
 
     def amount(self, order_id: str) -> float | None:
         """What an order cost, from the database (None for an unknown order)."""
@@ -95,7 +92,7 @@ class SupportDesk:
         mail = make_send_email(Outbox(self.outbox), allowed_recipients=["*@example.com"], max_per_run=2,
                                sender="support@shop.example", requires_approval=gate)
         return [self.shop.get_user_info, self.shop.get_orders, self.get_order_detail, self.order_chart,
-                self.view_upload, self.read_log, self.refund_order, voucher, mail, *self.file_tools]
+                self.view_upload, self.read_log, self.refund_order, voucher, mail, *self.files.tools]
 
     def assistant(self, client: Any, model: str, **options: Any) -> Any:
         """An Agent with the desk's tools, its spilled logs and images kept in the workspace."""
