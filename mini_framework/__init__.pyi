@@ -6,6 +6,7 @@ from .approvals import AuditLog, Decision, Pending, SavedRunError, Verdict
 from .arguments import ArgumentsError, prepare
 from .budget import Price, ResultCache, count_tokens, estimate_tokens, message_tokens, trim_history
 from .builtin.files import FileToolset
+from .delegation import Delegated, SubAgentEvent, as_tool
 from .connection import Connection, Settings, connect, connect_async, load_settings
 from .display import dump, show
 from .events import (
@@ -52,5 +53,6 @@ __all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Co
            "dump", "estimate_tokens", "find_media", "image_input_for", "llm_function", "load_settings", "media_dir",
            "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
 __all__ += ["FileToolset"]  # builtin/files
+__all__ += ["Delegated", "SubAgentEvent", "as_tool"]  # delegation
 
 def __getattr__(name: str) -> Any: ...

@@ -8,7 +8,7 @@ import pytest
 from course.gauntlet import PERSONAS, QUIRK_FLAGS, SCENARIOS, matrix, shop_agent
 from mini_framework import Agent, connect, tool
 from mini_framework.executor import ToolResult
-from mini_framework.gauntlet import (INVARIANTS, Budget, Report, Scenario, Trial, World, run_gauntlet, run_trial)
+from mini_framework.gauntlet import INVARIANTS, Budget, Report, Scenario, Trial, World, run_gauntlet, run_trial
 from mini_framework.gauntlet.invariants import calls_answered_once, no_cut_call_run, within_budget
 from mini_framework.replies import ToolCall
 from practice_model.gullible import gullible
