@@ -6,9 +6,9 @@ from .approvals import AuditLog, Decision, Pending, SavedRunError, Verdict
 from .arguments import ArgumentsError, prepare
 from .budget import Price, ResultCache, count_tokens, estimate_tokens, message_tokens, trim_history
 from .builtin.files import FileToolset
-from .delegation import Delegated, SubAgentEvent, as_tool
 from .chat import Chat, ChatPaused, SavedChatError
 from .connection import Connection, Settings, connect, connect_async, load_settings
+from .delegation import Delegated, SubAgentEvent, as_tool
 from .display import dump, show
 from .events import (
            CapReached,
@@ -22,7 +22,6 @@ from .events import (
            ToolStarted,
 )
 from .executor import Executor, ToolError, ToolResult
-from .functions import LLMFunctionError, llm_function
 from .hooks import FeatureMissing, Hook, Plan, Request, Run
 from .media import (
            ImgPath,

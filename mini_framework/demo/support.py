@@ -99,7 +99,7 @@ class SupportDesk:
         from ..agent import Agent  # the demo layer builds the agent; nothing below it does
 
         options.setdefault("spill_dir", self.workspace / "logs")
-        options.setdefault("media", MediaPolicy(allowed_dirs=[self.workspace], include_working_dir=False))
+        options.setdefault("media", MediaPolicy(allowed_dirs=(self.workspace,), include_working_dir=False))
         return Agent(client, model, self.tools, instructions=INSTRUCTIONS, max_iterations=8, **options)
 
     @tool
@@ -132,7 +132,7 @@ class SupportDesk:
         caption = ", ".join(f"{o['order_id']} {o['total']:g}" for o in orders) or "no orders"
         path = self.workspace / "charts" / f"orders_{int(user_id)}.png"
         path.write_bytes(bar_chart([o["total"] for o in orders], title=f"orders of {customer}", caption=caption))
-        return ImgPath(str(path))
+        return ImgPath(path)
 
     @tool
     def view_upload(self, file_name: str) -> ImgPath | str:
@@ -148,10 +148,10 @@ class SupportDesk:
         if path.parent != uploads or not path.is_file():
             return f"no upload named {file_name!r}; uploads: {sorted(p.name for p in uploads.iterdir())}"
         if self.naive:
-            return ImgPath(str(path))
+            return ImgPath(path)
         clean = self.workspace / "charts" / f"upload_{path.stem}.png"
         clean.write_bytes(strip_text(path.read_bytes()))  # a picture from outside: its hidden text left behind
-        return ImgPath(str(clean))
+        return ImgPath(clean)
 
     @tool(too_long_to_file=2_000)
     def read_log(self, service: str) -> str:
