@@ -16,7 +16,7 @@ from ..events import Event, TextDelta, ToolFinished
 from .support import SupportDesk, refunds_under
 
 TURNS = [
-    "张三最近买了什么？",                                   # orders from SQLite: user -> orders -> details
+    "李四最近买了什么？",                                   # orders from SQLite: user -> orders -> details
     "Draw a chart of 张三's orders",                        # a PNG written without Pillow
     "Check the payments log for errors",                    # a long log, spilled to a file
     "The tea cups of order 202405240044 are broken, please refund it",    # 196 yuan: approved (under 200)
