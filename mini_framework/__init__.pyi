@@ -22,6 +22,7 @@ from .events import (
            ToolStarted,
 )
 from .executor import Executor, ToolError, ToolResult
+from .functions import LLMFunctionError, llm_function
 from .hooks import FeatureMissing, Hook, Plan, Request, Run
 from .media import (
            ImgPath,
@@ -53,6 +54,6 @@ __all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Co
            "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
 __all__ += ["FileToolset"]  # builtin/files
 __all__ += ["Delegated", "SubAgentEvent", "as_tool"]  # delegation
-__all__ += ["Chat", "ChatPaused", "SavedChatError"]  # chat/, functions/
+__all__ += ["Chat", "ChatPaused", "LLMFunctionError", "SavedChatError", "llm_function"]  # chat/, functions/
 
 def __getattr__(name: str) -> Any: ...
