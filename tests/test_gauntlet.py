@@ -24,15 +24,22 @@ def by_name(name: str) -> Scenario:
     return next(s for s in SCENARIOS if s.name == name)
 
 
-def test_the_full_matrix_holds(practice):
-    report = matrix(practice)
+@pytest.mark.parametrize("model", PERSONAS + QUIRK_FLAGS)
+def test_the_full_matrix_holds(practice, model):
+    """Every scenario against one persona or quirk flag (one test per column of the matrix, so workers share it)."""
+    report = matrix(practice, only=(model,))
     assert report.failed() == []
-    assert len(report.trials) == len(SCENARIOS) * len(PERSONAS + QUIRK_FLAGS)
-    assert {s.language for s in SCENARIOS} == {"en", "zh"} and len(SCENARIOS) >= 20
+    assert len(report.trials) == len(SCENARIOS)
     table = report.table(by="label")
-    assert table.count("\n") == 1 + len(PERSONAS + QUIRK_FLAGS) and "✗" not in table
-    cut = [t for (label, _), trials in report.trials.items() if label == "practice@cut" for t in trials]
-    assert any(t.cut_ids for t in cut), "the @cut flag cut no reply: the cut-off invariant tested nothing"
+    assert table.count("\n") == 2 and "✗" not in table
+    if model == "practice@cut":
+        trials = [t for trials in report.trials.values() for t in trials]
+        assert any(t.cut_ids for t in trials), "the @cut flag cut no reply: the cut-off invariant tested nothing"
+
+
+def test_the_scenarios_cover_both_languages_with_unique_names():
+    assert {s.language for s in SCENARIOS} == {"en", "zh"} and len(SCENARIOS) >= 20
+    assert len({s.name for s in SCENARIOS}) == len(SCENARIOS)
 
 
 def test_no_gate_fails_no_side_effect_without_approval(practice):
