@@ -97,6 +97,10 @@ class Chat:
                              f"not {text!r:.60}")
         if self.paused:
             raise ChatPaused(waiting_message(self.pending))
+        if answered_prefix(self.messages) != self.messages:  # its paused turn was resumed with agent.resume
+            raise ValueError("this chat's history ends in tool calls it never saw answered (was its paused turn "
+                             "resumed outside the chat, with agent.resume(chat.result)?): go on from what that resume "
+                             "returned, Chat(agent, messages=result.messages); next time use chat.resume()")
         history, dropped = self.fitted([*self.messages, {"role": "user", "content": text}])
         return await self._turn(lambda: self.agent.arun(history), history, dropped)
 

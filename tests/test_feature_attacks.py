@@ -1,0 +1,49 @@
+"""Attacks on the features built last (delegation/, functions/, chat/): what a hostile model, a careless engineer
+and a confused learner would do to them, and what must hold (a clear error, nothing lost, nothing crashed).
+
+Each test here failed before the fix it names; what held without one is listed in the commit messages.
+"""
+from __future__ import annotations
+
+import pytest
+
+from mini_framework import Agent, as_tool
+from tests.test_agent import ScriptedClient, client
+from tests.test_delegation import RAN, refund, reply
+
+
+@pytest.fixture(autouse=True)
+def _clear():
+    RAN.clear()
+
+
+# ----------------------------------------------------------------------------- delegation
+
+
+def test_a_share_so_large_its_budget_overflows_is_no_limit_not_a_crash():
+    """share=1e308 passes as_tool's check (it is finite), but share × max_iterations is inf: the budget was
+    math.floor(inf), an OverflowError out of the parent's run."""
+    child = Agent(ScriptedClient([]), "m")
+    parent = Agent(ScriptedClient([reply(("c1", "w", {"task": "t"}))]), "m", [as_tool(child, name="w", share=1e308)])
+    result = parent.run("go")
+    assert result.tool_results[0].ok and result.tool_results[0].content == "done" and result.text == "done"
+
+
+# ----------------------------------------------------------------------------- chat
+
+
+def test_a_chat_whose_paused_turn_was_resumed_outside_it_says_so_instead_of_sending_a_broken_history():
+    """A learner resumes `chat.result` with the agent instead of `chat.resume()`: the chat is no longer paused,
+    but its history ends in tool calls that were never answered, and the next send was the provider's 400."""
+    chat_module = pytest.importorskip("mini_framework.chat")
+    agent = Agent(client(), "practice", [refund])
+    chat = chat_module.Chat(agent)
+    chat.send("Refund order 1042")
+    chat.pending[0].approve()
+    outside = agent.resume(chat.result)
+    before = list(chat.messages)
+    with pytest.raises(ValueError, match=r"never saw answered.*outside the chat.*Chat\(agent, messages=result"):
+        chat.send("谢谢")
+    assert chat.messages == before and RAN == [("refund", 1042)]  # nothing changed, nothing ran twice
+    again = chat_module.Chat(agent, messages=outside.messages)  # the way out the message names
+    assert again.send("谢谢").text
