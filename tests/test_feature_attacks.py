@@ -47,3 +47,20 @@ def test_a_chat_whose_paused_turn_was_resumed_outside_it_says_so_instead_of_send
     assert chat.messages == before and RAN == [("refund", 1042)]  # nothing changed, nothing ran twice
     again = chat_module.Chat(agent, messages=outside.messages)  # the way out the message names
     assert again.send("谢谢").text
+
+
+def test_a_history_with_a_tool_answer_to_no_call_is_refused_when_the_chat_is_made():
+    """A careless slice (`result.messages[2:]`) starts with a tool answer whose call was cut off: the chat took it,
+    and its first send was the provider's 400 ("messages with role 'tool' must be a response to ...")."""
+    chat_module = pytest.importorskip("mini_framework.chat")
+    from tests.test_agent import get_weather
+
+    agent = Agent(client(), "practice", [get_weather])
+    messages = chat_module.Chat(agent).send("北京现在天气怎么样？").messages
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    for bad in (messages[2:], [*messages[:1], *messages[2:]], [*messages, messages[2]]):
+        with pytest.raises(ValueError, match="answers no tool call"):
+            chat_module.Chat(agent, messages=bad)
+    with pytest.raises(ValueError, match="not a conversation"):
+        chat_module.Chat(agent, messages=[{"role": "assistant", "content": None, "tool_calls": 5}])
+    assert chat_module.Chat(agent, messages=messages).send("上海呢？").text  # a whole history still goes
