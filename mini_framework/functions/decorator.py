@@ -248,8 +248,9 @@ def next_mode(mode: str, exc: BaseException) -> str | None:
 
 def refused_format(exc: BaseException) -> bool:
     """Whether an API error is a provider refusing `response_format`: a 400 or 422 naming it (DeepSeek, OpenAI's
-    own wording), or the 500 llama-cpp-python's server answers ("Input should be 'text' or 'json_object'", its
-    request validation for `response_format.type`).
+    own wording; Gemini, beside tools, names the "response mime type" it maps it to), or the 500
+    llama-cpp-python's server answers ("Input should be 'text' or 'json_object'", its request validation for
+    `response_format.type`).
 
     >>> class BadRequest(Exception):
     ...     status_code = 400
@@ -260,8 +261,8 @@ def refused_format(exc: BaseException) -> bool:
     status = getattr(exc, "status_code", None)
     if status == 500:
         return "response_format" in text and "validation error" in text
-    return status in (400, 422) and any(
-        word in text for word in ("response_format", "json_schema", "json_object", "structured output"))
+    return status in (400, 422) and any(  # Gemini, for JSON beside tools: "Function calling with a response mime type"
+        word in text for word in ("response_format", "json_schema", "json_object", "structured output", "mime type"))
 
 
 def _remembered(client: Any, model: str) -> str | None:
