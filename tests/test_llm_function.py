@@ -285,6 +285,10 @@ def test_another_bad_request_is_raised_not_taken_for_a_refusal(practice):
     with pytest.raises(openai.BadRequestError):
         to_number("一")
     assert len(recorder.requests) == 1
+    recorder.script.append(refusal("Unsupported MIME type: image/bmp"))  # a picture refused: not about the answer
+    with pytest.raises(openai.BadRequestError):
+        to_number("二")
+    assert len(recorder.requests) == 2
 
 
 def test_a_gated_tool_pauses_and_that_is_a_clear_error():

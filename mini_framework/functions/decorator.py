@@ -261,8 +261,8 @@ def refused_format(exc: BaseException) -> bool:
     status = getattr(exc, "status_code", None)
     if status == 500:
         return "response_format" in text and "validation error" in text
-    return status in (400, 422) and any(  # Gemini, for JSON beside tools: "Function calling with a response mime type"
-        word in text for word in ("response_format", "json_schema", "json_object", "structured output", "mime type"))
+    return status in (400, 422) and any(word in text for word in (  # (Gemini: "... with a response mime type ...")
+        "response_format", "json_schema", "json_object", "structured output", "response mime type"))
 
 
 def _remembered(client: Any, model: str) -> str | None:
