@@ -64,3 +64,12 @@ def test_a_history_with_a_tool_answer_to_no_call_is_refused_when_the_chat_is_mad
     with pytest.raises(ValueError, match="not a conversation"):
         chat_module.Chat(agent, messages=[{"role": "assistant", "content": None, "tool_calls": 5}])
     assert chat_module.Chat(agent, messages=messages).send("上海呢？").text  # a whole history still goes
+
+
+def test_an_agents_run_method_given_to_as_tool_is_told_to_pass_the_agent():
+    """`as_tool(researcher.run)` made a tool of run()'s own parameters, and its on_event was refused with advice
+    for another mistake ("take a str or Literal naming the operation")."""
+    researcher = Agent(client(), "practice")
+    for method in (researcher.run, researcher.arun):
+        with pytest.raises(TypeError, match=r"the Agent itself.*as_tool\(agent"):
+            as_tool(method)
