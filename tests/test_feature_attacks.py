@@ -10,6 +10,7 @@ import pytest
 from mini_framework import Agent, as_tool
 from tests.test_agent import ScriptedClient, client
 from tests.test_delegation import RAN, refund, reply
+from tests.test_llm_function import Weather
 
 
 @pytest.fixture(autouse=True)
@@ -73,3 +74,24 @@ def test_an_agents_run_method_given_to_as_tool_is_told_to_pass_the_agent():
     for method in (researcher.run, researcher.arun):
         with pytest.raises(TypeError, match=r"the Agent itself.*as_tool\(agent"):
             as_tool(method)
+
+
+# ----------------------------------------------------------------------------- llm_function
+
+
+def test_a_retry_after_a_provider_ignored_json_schema_shows_the_schema_it_asks_for():
+    """A provider that accepts response_format and ignores it (it answers prose) never showed the model the schema:
+    the retry asked for "the JSON the schema asks for", a schema the model had never seen, and every try failed."""
+    functions = pytest.importorskip("mini_framework.functions")
+    fake = ScriptedClient([{"role": "assistant", "content": "It is sunny in Beijing, 22 degrees."},
+                           {"role": "assistant", "content": '{"city": "北京", "temperature": 22, "summary": "晴"}'}])
+
+    @functions.llm_function(fake, "m")
+    def weather(city: str) -> Weather:
+        """Describe the weather in {city}."""
+
+    assert weather("北京").temperature == 22
+    retry = [m for m in fake.requests[1]["messages"] if m["role"] == "user"][-1]["content"]
+    assert "The JSON schema: " in retry and '"temperature"' in retry and '"required"' in retry
+    assert fake.requests[0]["response_format"]["type"] == "json_schema"  # (the first try: the schema went only there)
+    assert all(m["role"] != "system" for m in fake.requests[0]["messages"])

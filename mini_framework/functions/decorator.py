@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import logging
 import typing
 import weakref
@@ -197,6 +198,8 @@ class LLMFunction:
             except Invalid as problem:
                 problems.append(str(problem))
             retry = RETRY_TEXT if self.shape.text else RETRY.format(problem=problems[-1])
+            if mode == "json_schema" and not self.shape.text:  # a provider may take response_format and ignore it:
+                retry += f"\nThe JSON schema: {json.dumps(self.shape.schema, ensure_ascii=False)}"  # (never seen then)
             messages = [*result.messages, {"role": "user", "content": retry}]
         raise LLMFunctionError(f"{name}: no valid answer in {len(replies)} tries; the last one: "
                                f"{visible(problems[-1])} (every reply is in .replies)", replies, problems, results)
