@@ -257,6 +257,24 @@ def test_a_provider_refusing_every_response_format_gets_the_schema_in_the_prompt
     assert "response_format" not in recorder.requests[2] and recorder.requests[2]["messages"][0]["role"] == "system"
 
 
+def test_gemini_refusing_json_output_beside_tools_falls_back_to_the_prompt(practice):
+    """Gemini's OpenAI endpoint answers response_format with tools with a 400 naming the mime type, not
+    response_format (google-gemini/deprecated-generative-ai-swift#195, symfony/ai#1777): it was raised."""
+    gemini = "Function calling with a response mime type: 'application/json' is unsupported"
+    recorder = Recorder(practice.client, [refusal(gemini), refusal(gemini), None,  # the practice model calls the tool
+                                          '{"city": "北京", "temperature": 22, "summary": "晴"}'])  # (JSON scripted)
+
+    @llm_function(recorder, practice.model, tools=[get_weather], structured="auto")
+    def temperature(city: str) -> Weather:
+        """Look up the weather in {city}."""
+
+    answer = temperature.run("北京")
+    assert answer.mode == "prompt" and answer.value == Weather(city="北京", temperature=22, summary="晴")
+    assert [r.get("response_format", {}).get("type") for r in recorder.requests] == ["json_schema", "json_object",
+                                                                                  None, None]
+    assert "tools" in recorder.requests[2] and recorder.requests[3]["messages"][-1]["role"] == "tool"
+
+
 def test_another_bad_request_is_raised_not_taken_for_a_refusal(practice):
     recorder = Recorder(practice.client, [refusal("Invalid 'messages[0].content': string too long.")])
 
@@ -267,6 +285,10 @@ def test_another_bad_request_is_raised_not_taken_for_a_refusal(practice):
     with pytest.raises(openai.BadRequestError):
         to_number("一")
     assert len(recorder.requests) == 1
+    recorder.script.append(refusal("Unsupported MIME type: image/bmp"))  # a picture refused: not about the answer
+    with pytest.raises(openai.BadRequestError):
+        to_number("二")
+    assert len(recorder.requests) == 2
 
 
 def test_a_gated_tool_pauses_and_that_is_a_clear_error():

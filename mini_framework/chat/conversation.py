@@ -43,7 +43,7 @@ from ..hooks import feature
 from ..state import RunResult
 from ..text import as_dict, visible
 
-__all__ = ["Chat", "ChatPaused", "answered_prefix"]
+__all__ = ["Chat", "ChatPaused", "answered_prefix", "unasked"]
 
 
 class ChatPaused(RuntimeError):
@@ -69,9 +69,16 @@ class Chat:
         self.agent = agent
         self.max_history_tokens = max_history_tokens
         self.messages: list[dict[str, Any]] = [dict(as_dict(m)) for m in messages or ()]
-        if answered_prefix(self.messages) != self.messages:
+        try:
+            whole, orphan = answered_prefix(self.messages) == self.messages, unasked(self.messages)
+        except (TypeError, AttributeError) as exc:  # e.g. "tool_calls": 5
+            raise ValueError(f"messages is not a conversation: {exc}") from None
+        if not whole:
             raise ValueError("messages holds tool calls that are not all answered right after them (a paused run? "
                              "resume it with agent.resume, or give the conversation up to before those calls)")
+        if orphan is not None:
+            raise ValueError(f"messages[{orphan}] answers no tool call of the assistant message before it (a slice "
+                             "that cut off the call?): start the history at a user message")
         self.result: RunResult | None = None  # the last turn's (paused while chat.paused)
         self.dropped = 0  # messages trimming has left out so far
         self._lock = threading.Lock()
@@ -97,6 +104,10 @@ class Chat:
                              f"not {text!r:.60}")
         if self.paused:
             raise ChatPaused(waiting_message(self.pending))
+        if answered_prefix(self.messages) != self.messages:  # its paused turn was resumed with agent.resume
+            raise ValueError("this chat's history ends in tool calls it never saw answered (was its paused turn "
+                             "resumed outside the chat, with agent.resume(chat.result)?): go on from what that resume "
+                             "returned, Chat(agent, messages=result.messages); next time use chat.resume()")
         history, dropped = self.fitted([*self.messages, {"role": "user", "content": text}])
         return await self._turn(lambda: self.agent.arun(history), history, dropped)
 
@@ -179,6 +190,22 @@ def waiting_message(pending: list[Any]) -> str:
     return (f"this chat waits for a decision on {calls}. Decide each one in chat.pending (approve(), deny(reason) or "
             "edit(arguments)), then chat.resume(); send the next message after that (every tool call is answered "
             "before the next user message).")
+
+
+def unasked(messages: list[dict[str, Any]]) -> int | None:
+    """The index of the first tool message that answers no call of the assistant message right before it, or None.
+
+    >>> unasked([{"role": "tool", "tool_call_id": "a"}]), unasked([{"role": "user"}])
+    (0, None)
+    """
+    ids: set[str] = set()
+    for i, m in enumerate(messages):
+        if m.get("role") == "tool" and str(m.get("tool_call_id")) not in ids:
+            return i
+        if m.get("role") != "tool":  # a new assistant message opens its own calls; anything else closes them
+            ids = {str(as_dict(c).get("id")) for c in m.get("tool_calls") or ()} if m.get("role") == "assistant" \
+                else set()
+    return None
 
 
 def answered_prefix(messages: list[Any]) -> list[dict[str, Any]]:

@@ -232,7 +232,8 @@ def _limit(run: Run, spec: Delegate) -> float:
     """The requests all sub-agents of this run may make (math.inf: no shared limit)."""
     if spec.share is None or run.agent is None:
         return math.inf
-    return math.floor(spec.share * run.agent.max_iterations)
+    limit = spec.share * run.agent.max_iterations
+    return limit if limit == math.inf else math.floor(limit)  # (a huge share overflows to inf: no limit then)
 
 
 def _usage_of(exc: BaseException) -> Usage | None:

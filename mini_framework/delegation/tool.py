@@ -77,6 +77,9 @@ def as_tool(agent: Agent | Callable[..., Any], *, name: str | None = None, descr
     if not isinstance(agent, Agent):
         if not callable(agent) or isinstance(agent, Tool):
             raise TypeError(f"as_tool() takes an Agent or a function (an LLM function), not {agent!r:.60}")
+        if isinstance(getattr(agent, "__self__", None), Agent):  # as_tool(researcher.run)
+            raise TypeError(f"as_tool() takes the Agent itself, not its {getattr(agent, '__name__', 'method')} "
+                            "method: as_tool(agent, name=..., description=...)")
         made = _function_tool(agent, name, description, max_answer_chars)
         if callable(getattr(agent, "arun", None)):  # an LLM function: its usage can be counted
             made.options["delegate"] = Delegate(agent, made.name, share, max_answer_chars, max_depth)

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import logging
 import typing
 import weakref
@@ -197,6 +198,8 @@ class LLMFunction:
             except Invalid as problem:
                 problems.append(str(problem))
             retry = RETRY_TEXT if self.shape.text else RETRY.format(problem=problems[-1])
+            if mode == "json_schema" and not self.shape.text:  # a provider may take response_format and ignore it:
+                retry += f"\nThe JSON schema: {json.dumps(self.shape.schema, ensure_ascii=False)}"  # (never seen then)
             messages = [*result.messages, {"role": "user", "content": retry}]
         raise LLMFunctionError(f"{name}: no valid answer in {len(replies)} tries; the last one: "
                                f"{visible(problems[-1])} (every reply is in .replies)", replies, problems, results)
@@ -248,8 +251,9 @@ def next_mode(mode: str, exc: BaseException) -> str | None:
 
 def refused_format(exc: BaseException) -> bool:
     """Whether an API error is a provider refusing `response_format`: a 400 or 422 naming it (DeepSeek, OpenAI's
-    own wording), or the 500 llama-cpp-python's server answers ("Input should be 'text' or 'json_object'", its
-    request validation for `response_format.type`).
+    own wording; Gemini, beside tools, names the "response mime type" it maps it to), or the 500
+    llama-cpp-python's server answers ("Input should be 'text' or 'json_object'", its request validation for
+    `response_format.type`).
 
     >>> class BadRequest(Exception):
     ...     status_code = 400
@@ -260,8 +264,8 @@ def refused_format(exc: BaseException) -> bool:
     status = getattr(exc, "status_code", None)
     if status == 500:
         return "response_format" in text and "validation error" in text
-    return status in (400, 422) and any(
-        word in text for word in ("response_format", "json_schema", "json_object", "structured output"))
+    return status in (400, 422) and any(word in text for word in (  # (Gemini: "... with a response mime type ...")
+        "response_format", "json_schema", "json_object", "structured output", "response mime type"))
 
 
 def _remembered(client: Any, model: str) -> str | None:
