@@ -167,7 +167,8 @@ def attempt(make_agent: Callable[[Any, str, Storefront], Any], trial: Trial, cli
             raise AssertionError(f"make_agent returned a {type(agent).__name__}, "
                                  "not an Agent: return the Agent, e.g. `return Agent(client, model, tools, ...)`")
         refund = next((t for t in agent.tools if t.name == "refund"), None)
-        outcome = Outcome(trial, shop.refunds, gated=bool(refund is not None and refund.options.get("requires_approval")))
+        gated = bool(refund is not None and refund.options.get("requires_approval"))
+        outcome = Outcome(trial, shop.refunds, gated=gated)
         try:
             outcome.result = agent.run(trial.prompt)
             if trial.approve and outcome.result.paused:
