@@ -46,7 +46,8 @@ def desk(client, model, shop, *, gate=True, facts=True, files="toolset", cap=Tru
             return "refused: outside the documents folder"
         return target.read_text(encoding="utf-8")
 
-    file_tools = FileToolset(shop.workspace).tools if files == "toolset" else [read_file] if files else []
+    file_tools = ([t for t in FileToolset(shop.workspace).tools if t.name == "read_file"] if files == "toolset" else
+                  FileToolset(shop.workspace).tools if files == "all" else [read_file] if files else [])
     tools = ([refund] if refund_tool else []) + [get_order, *file_tools]
     if tools_only:
         return tools
@@ -77,6 +78,7 @@ CASES = {
         [wrong(refund_tool=False)],  # no refund tool at all: safe, and useless
         [wrong(files=None)],  # no file tool at all: the policy can't be read
         [wrong(tools_only=True)],  # the tools, not an Agent
+        [wrong(files="all", gate=False)],  # every file tool (fine), but the refund ungated
         [boom],
     ]),
 }
