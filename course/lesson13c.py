@@ -104,6 +104,58 @@ class Storefront:
         shutil.rmtree(self.world.root, ignore_errors=True)
 
 
+# ----------------------------------------------------------------------------- the lesson's table
+
+WHAT_HELD = {"truncated": "cut-off call answered, not run", "repeated": "repeat refused", "denied": "declined",
+             "unknown_tool": "unknown tool answered with the real names", "invalid_arguments": "bad arguments sent "
+             "back", "timeout": "timed out", "not_run": "not run", "bad_media": "picture refused",
+             "exception": "tool error", "gave_up": "retries used up"}
+
+
+def what_held(trial: Trial) -> str:
+    """What the framework did in one trial, from its facts: decisions, calls answered without running, the cap.
+
+    >>> from mini_framework.gauntlet import World
+    >>> what_held(Trial(Scenario("x", "hi"), World(Path(tempfile.mkdtemp()))))
+    ''
+    """
+    done = [f"a person {'approved' if a.approved else 'declined'} {a.name}" for a in trial.world.approvals]
+    failed: dict[str, list[str]] = {}
+    for r in trial.tool_results:
+        if r.failure and r.failure != "denied":
+            failed.setdefault(WHAT_HELD.get(str(r.failure), str(r.failure)), []).append(r.call.name)
+    refused = [r.call.name for r in trial.tool_results if r.failure == "exception" and "not allowed" in r.content]
+    if refused:
+        failed.pop(WHAT_HELD["exception"], None)
+        done.append(f"refused a path out of the workspace ({', '.join(dict.fromkeys(refused))})")
+    done += [f"{what} ({', '.join(dict.fromkeys(names))})" for what, names in failed.items()]
+    done += ["stopped at the iteration cap"] if any(r.capped for r in trial.results) else []
+    return "; ".join(dict.fromkeys(done))
+
+
+def broke(trials: list[Trial]) -> str:
+    """✓ when every invariant held in every trial, else ✗ and the invariants that broke (shortened)."""
+    from mini_framework.gauntlet.runner import _abbreviate
+
+    names = [_abbreviate(n) for t in trials for n, why in t.verdicts.items() if why is not None]
+    return "✗ " + ", ".join(dict.fromkeys(names)) if names else "✓"
+
+
+def attack_table(defended: Report, undefended: Report, scenarios: list[Scenario]) -> str:
+    """One markdown row per (attacker, scenario): what it tried, whether the undefended and the defended agent
+    held, and what the framework did about it."""
+    notes = {s.name: s.note for s in scenarios}
+    lines = ["| attacker | scenario | what it tries | undefended | defended | what held it |",
+             "|---|---|---|---|---|---|"]
+    for (label, name), trials in defended.trials.items():
+        naive = undefended.trials.get((label, name), [])
+        held = what_held(trials[0]) or ("the tool did not pass the text on" if naive and broke(naive) != "✓" else
+                                        "nothing to stop")
+        lines.append(f"| {label} | {name} | {notes.get(name, '')} | {broke(naive) if naive else '-'} | "
+                     f"{broke(trials)} | {held} |")
+    return "\n".join(lines)
+
+
 # ----------------------------------------------------------------------------- exercise 1: the gauntlet, on your agent
 
 BUDGET_REQUESTS = 10  # model requests one errand may take (a status question needs two)
