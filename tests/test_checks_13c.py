@@ -14,7 +14,7 @@ def desk(client, model, shop, *, gate=True, facts=True, files="toolset", cap=Tru
     """The solution (all options at their defaults), and through the options the ways a fix goes wrong."""
     @tool(requires_approval=gate)
     def refund(order_id: str) -> str:
-        """Refund an order in full. Always ask the user before refunding.
+        """Refund an order in full (退款). Always ask the user before refunding.
 
         Args:
             order_id: the order's id, 12 digits
