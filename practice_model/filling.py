@@ -73,6 +73,7 @@ _NAME_KINDS = {
     "who": "person", "author": "person", "contact": "person", "assignee": "person", "owner": "person",
     "symbol": "code", "ticker": "code", "code": "code", "sku": "code", "isbn": "code", "id": "id", "uuid": "id",
     "to": "place", "from": "place", "source": "place", "target": "place",
+    "path": "path", "file": "path", "filename": "path", "filepath": "path", "glob": "path", "folder": "path",
 }
 _FREE_TEXT = set("""query q text expression expr formula content message msg prompt question keyword keywords body
 subject title input sql search topic description note notes comment sentence statement instruction task term phrase
@@ -93,10 +94,10 @@ _DESCRIPTION_KINDS = [            # when the name says nothing ('a', 'q', 'arg1'
 _POOL_KINDS = {"credential": ("credential",), "id_number": ("id_number",),
                "email": ("email",), "url": ("url",), "date": ("date",), "currency": ("currency",),
                "language": ("language",), "unit": ("unit",), "status": ("status",), "city": ("city",),
-               "person": ("person",), "code": ("code",), "id": ("code", "number"),
+               "person": ("person",), "code": ("code",), "id": ("code", "number"), "path": ("path",),
                "place": ("email", "city", "currency", "language")}
-_ORDER = ["enum", "credential", "id_number", "email", "url", "date", "currency", "language", "unit", "status", "place",
-          "city", "person",
+_ORDER = ["enum", "credential", "id_number", "email", "url", "path", "date", "currency", "language", "unit", "status",
+          "place", "city", "person",
           "code", "id", "number", "boolean", "array", "object", "string", "text"]
 _FROM_WORDS = {"from", "origin", "source", "src", "departure", "depart", "start", "base", "出发", "起点", "始发", "源"}
 _TO_WORDS = {"to", "destination", "dest", "target", "arrival", "arrive", "end", "目的", "目标", "终点", "到达"}
@@ -136,6 +137,8 @@ def param_kind(p: Param) -> str:
             earlier = [_NAME_KINDS.get(x, "") for x in words[:i]]
             if "city" in earlier:
                 return "city"
+            if "path" in earlier:
+                return "path"                                 # file_name
             if _NOT_PEOPLE & set(words[:i]):
                 return "string"
         if found and found != "place":
@@ -372,7 +375,7 @@ def _text_value(p: Param, pool: _Pool, reading: Reading, evidence_only: bool) ->
             return expression
     chars = list(reading.text)
     for e in pool.used + [e for e in pool.free if e.kind in ("email", "url")]:
-        if e.kind in ("email", "url", "person", "city", "code", "date"):
+        if e.kind in ("email", "url", "person", "city", "code", "date", "path"):
             chars[e.start:e.end] = " " * (e.end - e.start)
     text = "".join(chars)
     said = _SAYING.search(text)                           # '…，说明天开会' / '… saying we moved'
@@ -417,6 +420,8 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
         return _text_value(p, pool, reading, optional)
     if kind in _POOL_KINDS:
         accept = (lambda e: e.kind != "number" or _numeric_ok(e, p, kind, reading)) if kind == "id" else None
+        if kind == "path" and not ({"glob", "pattern"} & set(split_identifier(p.name)) or "glob" in p.description):
+            accept = lambda e: not set("*?[") & set(e.value)  # noqa: E731  (a glob goes to a glob parameter only)
         hit = pool.take(_POOL_KINDS[kind], param_role(p), accept)
         return _convert(hit.text if hit.kind == "number" else hit.value, p) if hit else _MISSING
     # a string the name says nothing about: a value its description lists, else a quoted string or a code

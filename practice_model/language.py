@@ -341,7 +341,7 @@ class Entity:
     """A value found in a request, ready to become an argument."""
 
     kind: str
-    """'email', 'url', 'credential', 'id_number', 'quoted', 'date', 'city', 'person', 'code', 'number',
+    """'email', 'url', 'credential', 'id_number', 'path', 'quoted', 'date', 'city', 'person', 'code', 'number',
     or a value kind: 'currency', 'unit', 'status', 'language'."""
     value: Any
     """What goes into an argument: '北京', 35, 'USD', '2024-05-20', 'Alice'."""
@@ -404,6 +404,9 @@ def secrets_in(text: str) -> list[tuple[str, str, int, int]]:
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _URL = re.compile(r"https?://[^\s\"'“”<>，。]+")
+# a file path or glob with a known extension: 'docs/policy.md', 'notes.txt', '*.md', 'src/**/*.py'
+_PATH = re.compile(r"(?<![\w./@:*-])(?:[\w*?-][\w*?.-]*/)*[\w*?-][\w*?.-]*\.(?:md|txt|py|json|csv|ya?ml|toml|log|ini|"
+                   r"cfg|html?|js|ts|sql|xml|rst|ipynb|\*)(?![\w/])")
 _QUOTED = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”|「([^」\n]+)」|『([^』\n]+)』|‘([^’\n]+)’|《([^》\n]+)》"
                      r"|(?<![A-Za-z])'([^'\n]+)'(?![A-Za-z])")
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday"
@@ -518,6 +521,8 @@ def extract_entities(text: str) -> list[Entity]:
         add("url", m.group().rstrip(".,;:!?)"), m.start(), m.start() + len(m.group().rstrip(".,;:!?)")))
     for kind, secret, start, end in secrets_in(text):
         add(kind, secret, start, end)
+    for m in _PATH.finditer(text):
+        add("path", m.group(), *m.span())
     for m in _QUOTED.finditer(text):
         inner = next(g for g in m.groups() if g is not None)
         add("quoted", inner.strip(), *m.span())

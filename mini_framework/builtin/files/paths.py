@@ -66,10 +66,10 @@ def parts_of(path: str) -> tuple[str, ...]:
         raise FileRefused("give a path relative to the workspace, e.g. notes/todo.md")
     if len(path) > MAX_PATH:
         raise FileRefused(f"the path is longer than {MAX_PATH} characters")
-    for spelling in _spellings(path):
+    for spelling in reversed(_spellings(path)):  # the most decoded first: what the path would mean
         if problem := _problem(spelling):
-            raise FileRefused(problem if spelling == path else f"{problem} (found once the path is URL-decoded or "
-                                                               "Unicode-normalised)")
+            raise FileRefused(problem if problem == _problem(path) else f"{problem} (found once the path is "
+                                                                         "URL-decoded or Unicode-normalised)")
     if unicodedata.normalize("NFC", path) != path:
         raise FileRefused("the path is not in Unicode NFC form (it may look like another file's name): write it "
                           "with composed characters")
@@ -90,7 +90,8 @@ def _spellings(path: str) -> list[str]:
 def _problem(spelling: str) -> str | None:
     """Why this spelling of a path is refused, or None."""
     if any(unicodedata.category(c) in _INVISIBLE or (c.isspace() and c != " ") for c in spelling):
-        return "a path with control or invisible characters (NUL, bidi marks, zero-width, tabs) is not allowed"
+        return ("a path with control or invisible characters (NUL, tabs, bidi marks, zero-width or unusual spaces) "
+                "is not allowed")
     if spelling.startswith(("/", "\\")):
         return "an absolute path is not allowed: give a path relative to the workspace, e.g. notes/todo.md"
     if ":" in spelling:
@@ -152,7 +153,7 @@ def refusal(st: os.stat_result | None, limit: int) -> str | None:
     if st.st_nlink > 1:
         return "it has more than one hard link (a hard link may lead outside the workspace), so it is not used"
     if st.st_size > limit:
-        return f"it is {st.st_size:,} bytes, over this toolset's limit of {limit:,}: grep finds lines in smaller files"
+        return f"it is {st.st_size:,} bytes, over this toolset's limit of {limit:,}, so it is neither read nor searched"
     return None
 
 
