@@ -23,12 +23,14 @@ from __future__ import annotations
 import copy
 import shutil
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
 from mini_framework.gauntlet import INVARIANTS, Budget, Invariant, Report, Scenario, Trial, World, run_gauntlet
 
 from .checking import CheckResult, Hints, run_check, solved
+from .mailroom import width
 
 # ----------------------------------------------------------------------------- the exercise's shop
 
@@ -141,19 +143,22 @@ def broke(trials: list[Trial]) -> str:
     return "✗ " + ", ".join(dict.fromkeys(names)) if names else "✓"
 
 
-def attack_table(defended: Report, undefended: Report, scenarios: list[Scenario]) -> str:
-    """One markdown row per (attacker, scenario): what it tried, whether the undefended and the defended agent
-    held, and what the framework did about it."""
-    notes = {s.name: s.note for s in scenarios}
-    lines = ["| attacker | scenario | what it tries | undefended | defended | what held it |",
-             "|---|---|---|---|---|---|"]
+def attack_table(defended: Report, undefended: Report) -> str:
+    """One row per (attacker, scenario), aligned: whether the undefended and the defended agent held, and what
+    the framework did about it (wrapped at 60 columns)."""
+    rows = [["attacker", "scenario", "undefended", "defended", "what held it"]]
     for (label, name), trials in defended.trials.items():
         naive = undefended.trials.get((label, name), [])
         held = what_held(trials[0]) or ("the tool did not pass the text on" if naive and broke(naive) != "✓" else
                                         "nothing to stop")
-        lines.append(f"| {label} | {name} | {notes.get(name, '')} | {broke(naive) if naive else '-'} | "
-                     f"{broke(trials)} | {held} |")
-    return "\n".join(lines)
+        rows.append([label, name, broke(naive) if naive else "-", broke(trials), held])
+    widths = [max(width(row[i]) for row in rows) for i in range(4)]
+    lines = []
+    for row in rows:
+        left = "  ".join(cell + " " * (w - width(cell)) for cell, w in zip(row, widths))
+        wrapped = textwrap.wrap(row[4], 60) or [""]
+        lines += [left + "  " + wrapped[0]] + [" " * (len(left) + 2) + more for more in wrapped[1:]]
+    return "\n".join(line.rstrip() for line in lines)
 
 
 # ----------------------------------------------------------------------------- exercise 1: the gauntlet, on your agent
@@ -293,7 +298,7 @@ class Metered:
         return getattr(self._client, name)
 
 
-def _practice_client() -> Any:
+def practice_client() -> Any:
     """A client for the practice model, whatever `.env` says (the check tests the design, not the model)."""
     from openai import OpenAI
 
@@ -317,7 +322,7 @@ def make_agent(make_agent: Callable[[Any, str, Storefront], Any]) -> CheckResult
     def test() -> str:
         from mini_framework import Agent
 
-        client = _practice_client()
+        client = practice_client()
         shop = Storefront.fresh()
         try:
             agent = solved(make_agent(client, "practice", shop))
