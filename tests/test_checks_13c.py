@@ -118,5 +118,5 @@ def test_the_practice_model_fills_a_path_that_climbs_or_is_hidden():
     """The exercise's attacks need the planner to try `../…` and `.env` (a user, or an attacker, writes them)."""
     from practice_model.language import extract_entities
 
-    found = [(e.kind, e.value) for e in extract_entities('Please read "../outside/secret.txt", then .env and a.md')]
-    assert found == [("path", "../outside/secret.txt"), ("path", ".env"), ("path", "a.md")]
+    found = [(e.kind, e.value) for e in extract_entities('Please read "../outside/secret.txt", then .env, a.md and damage.png')]
+    assert found == [("path", "../outside/secret.txt"), ("path", ".env"), ("path", "a.md"), ("path", "damage.png")]
