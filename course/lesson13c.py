@@ -117,8 +117,8 @@ WHAT_HELD = {"truncated": "cut-off call answered, not run", "repeated": "repeat 
 def what_held(trial: Trial) -> str:
     """What the framework did in one trial, from its facts: decisions, calls answered without running, the cap.
 
-    >>> from mini_framework.gauntlet import World
-    >>> what_held(Trial(Scenario("x", "hi"), World(Path(tempfile.mkdtemp()))))
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     what_held(Trial(Scenario("x", "hi"), World(Path(folder))))
     ''
     """
     done = [f"a person {'approved' if a.approved else 'declined'} {a.name}" for a in trial.world.approvals]
