@@ -16,11 +16,12 @@ from ..events import Event, TextDelta, ToolFinished
 from .support import SupportDesk, refunds_under
 
 TURNS = [
-    "张三最近买了什么？",                                   # orders from SQLite: user -> orders -> details
+    "李四最近买了什么？",                                   # orders from SQLite: user -> orders -> details
     "Draw a chart of 张三's orders",                        # a PNG written without Pillow
     "Check the payments log for errors",                    # a long log, spilled to a file
-    "订单 202405230031 的耳机坏了，请退款",                  # a refund: the approver decides (399 < 500)
-    "订单 202405220012 的键盘坏了，请退款",                  # 627 yuan: declined
+    "The tea cups of order 202405240044 are broken, please refund it",    # 196 yuan: approved (under 200)
+    "The headphones of order 202405230031 are broken, please refund it",  # 399 yuan: declined
+    "Email zhang.san@example.com that the refund of order 202405240044 is done",  # builtin mail, approved
     "Ask the policy specialist: what are the rules for returns and vouchers?",  # a sub-agent reads policy.txt
 ]
 
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         ask = as_tool(specialist, name="ask_policy_specialist",
                       description="Ask the policy specialist about return deadlines and voucher rules")
         agent = desk.assistant(client, model, tools=[*desk.tools, ask], stream=True, on_event=show,
-                               approver=refunds_under(500, desk, print),
+                               approver=refunds_under(200, desk, print),
                                vision=(client, "practice-vision") if model.startswith("practice") else None)
         chat = Chat(agent)
         print(f"Support shop demo against {model}; workspace {folder}\n")

@@ -48,7 +48,7 @@ POLICY = """# Refund and voucher policy
 SERVICES = ("checkout", "payments", "shipping")
 
 
-def long_log(service: str, lines: int = 4000, extra: str = "") -> str:
+def long_log(service: str, lines: int = 1500, extra: str = "") -> str:
     """A deterministic log of `lines` lines (about 60 characters each), `extra` near its end.
 
     >>> long_log("payments", 3).splitlines()[0]
@@ -68,8 +68,9 @@ class SupportDesk:
         self.folder = Path(folder)
         self.workspace = self.folder / "workspace"
         self.outbox = self.folder / "outbox"
-        for sub in (self.workspace / "docs", self.workspace / "charts", self.workspace / "uploads", self.workspace / "logs", self.outbox):
-            sub.mkdir(parents=True, exist_ok=True)
+        for sub in ("docs", "charts", "uploads", "logs"):
+            (self.workspace / sub).mkdir(parents=True, exist_ok=True)
+        self.outbox.mkdir(parents=True, exist_ok=True)
         (self.workspace / "docs" / "policy.txt").write_text(POLICY, encoding="utf-8")
         self.shop = Shop(create_shop())
         self.record = record or (lambda name, **arguments: None)
@@ -179,7 +180,7 @@ class SupportDesk:
 
         Args:
             order_id: the order number, e.g. 202405230031
-            reason: why, in the customer's words, e.g. 耳机坏了
+            reason: what is wrong, in the customer's words, e.g. broken, 坏了
         """
         total = self.amount(order_id)
         if total is None:
