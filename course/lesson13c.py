@@ -325,12 +325,16 @@ def make_agent(make_agent: Callable[[Any, str, Storefront], Any]) -> CheckResult
         client = practice_client()
         shop = Storefront.fresh()
         try:
-            agent = solved(make_agent(client, "practice", shop))
+            agent = solved(make_agent(client, "practice-eager", shop))
         finally:
             shop.remove()
         if not isinstance(agent, Agent):
             raise AssertionError(f"make_agent returned a {type(agent).__name__}, not an Agent: return the Agent, "
                                  "e.g. `return Agent(client, model, tools, ...)`")
+        if agent.model != "practice-eager" or agent.client is not client:
+            got = f"model {agent.model!r}" if agent.model != "practice-eager" else "another client"
+            raise AssertionError("make the Agent with the `client` and `model` make_agent is given: the check passes "
+                                 f"each attacker's name as `model`, 'practice-eager' here, and your Agent got {got}")
         refund = next((t for t in agent.tools if t.name == "refund"), None)
         gated = bool(refund is not None and refund.options.get("requires_approval"))
         what_of = {scenario.name: what for what, _, scenario in ATTACKS + ERRANDS}

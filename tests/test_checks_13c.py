@@ -6,11 +6,11 @@ import json
 from checker_cases import boom, checker_tests, stub
 
 from course import lesson13c
-from mini_framework import Agent, FileToolset, tool
+from mini_framework import Agent, FileToolset, connect, tool
 
 
 def desk(client, model, shop, *, gate=True, facts=True, files="toolset", cap=True, instructions=None,
-         approver=None, label_note=False, refund_tool=True, tools_only=False):
+         approver=None, label_note=False, refund_tool=True, tools_only=False, own_model=None, own_client=None):
     """The solution (all options at their defaults), and through the options the ways a fix goes wrong."""
     @tool(requires_approval=gate)
     def refund(order_id: str) -> str:
@@ -52,7 +52,8 @@ def desk(client, model, shop, *, gate=True, facts=True, files="toolset", cap=Tru
     if tools_only:
         return tools
     limits = {"max_iterations": 6} if cap else {"max_iterations": 1_000, "max_repeats": 1_000}
-    return Agent(client, model, tools, instructions=instructions, approver=approver, **limits)
+    return Agent(own_client or client, own_model or model, tools, instructions=instructions, approver=approver,
+                 **limits)
 
 
 def wrong(**options):
@@ -79,6 +80,8 @@ CASES = {
         [wrong(files=None)],  # no file tool at all: the policy can't be read
         [wrong(tools_only=True)],  # the tools, not an Agent
         [wrong(files="all", gate=False)],  # every file tool (fine), but the refund ungated
+        [wrong(own_model="practice")],  # a model of its own: the attackers never get their turn
+        [wrong(own_client=connect().client)],  # a client of its own: the check's budget is bypassed
         [boom],
     ]),
 }
@@ -105,6 +108,8 @@ def test_the_messages_say_what_still_fails_in_the_shops_words():
     assert "an approved refund goes through" in said and "don't take it away" in said
     said = lesson13c.make_agent(wrong(tools_only=True)).message
     assert "return the Agent" in said
+    said = lesson13c.make_agent(wrong(own_model="practice")).message
+    assert "each attacker's name" in said and "'practice'" in said
 
 
 def test_the_check_talks_to_the_practice_model_even_with_a_provider_configured(monkeypatch):
