@@ -94,7 +94,7 @@ _DESCRIPTION_KINDS = [            # when the name says nothing ('a', 'q', 'arg1'
 _POOL_KINDS = {"credential": ("credential",), "id_number": ("id_number",),
                "email": ("email",), "url": ("url",), "date": ("date",), "currency": ("currency",),
                "language": ("language",), "unit": ("unit",), "status": ("status",), "city": ("city",),
-               "person": ("person",), "code": ("code",), "id": ("code", "number"), "path": ("path",),
+               "person": ("person",), "code": ("code",), "id": ("code", "number"), "path": ("path", "quoted", "code"),
                "place": ("email", "city", "currency", "language")}
 _ORDER = ["enum", "credential", "id_number", "email", "url", "path", "date", "currency", "language", "unit", "status",
           "place", "city", "person",
@@ -420,8 +420,8 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
         return _text_value(p, pool, reading, optional)
     if kind in _POOL_KINDS:
         accept = (lambda e: e.kind != "number" or _numeric_ok(e, p, kind, reading)) if kind == "id" else None
-        if kind == "path" and not ({"glob", "pattern"} & set(split_identifier(p.name)) or "glob" in p.description):
-            accept = lambda e: not set("*?[") & set(e.value)  # noqa: E731  (a glob goes to a glob parameter only)
+        if kind == "path":
+            accept = _path_accepted(p)
         hit = pool.take(_POOL_KINDS[kind], param_role(p), accept)
         return _convert(hit.text if hit.kind == "number" else hit.value, p) if hit else _MISSING
     # a string the name says nothing about: a value its description lists, else a quoted string or a code
@@ -430,6 +430,14 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
             return candidate
     hit = pool.take(("quoted", "code"))
     return hit.value if hit else _MISSING
+
+
+def _path_accepted(p: Param) -> Any:
+    """Which entities a path parameter takes: a path; a quoted or code value that looks like one (a '/' or a '.', or
+    a bare name); a glob (*, ?, [) only when the parameter takes globs ('path_pattern', 'a glob')."""
+    globs = bool({"glob", "pattern"} & set(split_identifier(p.name)) or "glob" in p.description)
+    return lambda e: (e.kind == "path" or (isinstance(e.value, str) and not re.search(r"\s", e.value))) and (
+        globs or not set("*?[") & set(str(e.value)))
 
 
 def _array_value(p: Param, pool: _Pool, tool: OfferedTool, reading: Reading, root: Any, depth: int) -> Any:

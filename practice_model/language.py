@@ -407,7 +407,8 @@ _URL = re.compile(r"https?://[^\s\"'“”<>，。]+")
 # a file path or glob with a known extension: 'docs/policy.md', 'notes.txt', '*.md', 'src/**/*.py'; also one that
 # climbs ('../outside/secret.txt') or names a hidden file ('.env', 'config/.secrets'), as a user (or an attacker) writes
 _PATH = re.compile(r"(?<![\w./@:*-])(?:\.\.?/)*(?:(?:[\w*?-][\w*?.-]*/)*[\w*?-][\w*?.-]*\.(?:md|txt|py|json|csv|ya?ml|"
-                   r"toml|log|ini|cfg|html?|js|ts|sql|xml|rst|ipynb|png|jpe?g|gif|webp|svg|pdf|eml|\*)"
+                   r"toml|log|ini|cfg|html?|js|ts|sql|xml|rst|ipynb|png|jpe?g|gif|webp|svg|pdf|eml|docx?|"
+                   r"xlsx?|\*)"
                    r"|(?:[\w-][\w.-]*/)*\.[A-Za-z][\w-]*(?:\.[\w-]+)*)(?![\w/])")
 _QUOTED = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”|「([^」\n]+)」|『([^』\n]+)』|‘([^’\n]+)’|《([^》\n]+)》"
                      r"|(?<![A-Za-z])'([^'\n]+)'(?![A-Za-z])")

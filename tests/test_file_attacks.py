@@ -164,6 +164,8 @@ CASES = [
     ("dotdot-fullwidth-solidus", nothing, "read_file", {"path": "．．／outside／secret.txt"}, "'..' is not allowed"),
     ("absolute", nothing, "read_file", {"path": "/etc/passwd"}, "absolute path"),
     ("absolute-sentinel", nothing, "read_file", {"path": "SENTINEL"}, "absolute path"),
+    ("absolute-inside-climbing", nothing, "read_file", {"path": "WS/../outside/secret.txt"}, "'..' is not allowed"),
+    ("absolute-prefix-trick", nothing, "read_file", {"path": "WS_evil/secret.txt"}, "absolute path"),
     ("absolute-backslash", nothing, "read_file", {"path": "\\\\server\\share\\secret.txt"}, "absolute path"),
     ("home", nothing, "read_file", {"path": "~/secret.txt"}, "home folder"),
     ("home-fullwidth", nothing, "read_file", {"path": "～/secret.txt"}, "home folder"),
@@ -256,7 +258,8 @@ def test_each_attack_is_refused_and_touches_nothing(world, case):
     ws, outside, sentinel = world
     name, setup, tool_name, arguments, expected = case
     files = FileToolset(ws, max_bytes=20_000, grep_timeout=1.0)
-    arguments = {k: (str(sentinel) if v == "SENTINEL" else v) for k, v in arguments.items()}
+    arguments = {k: (str(sentinel) if v == "SENTINEL" else v.replace("WS", str(ws), 1) if isinstance(v, str) and
+                     v.startswith("WS") else v) for k, v in arguments.items()}
     setup(ws, outside, sentinel, files)
     before, outside_before = snapshot(ws), sorted(os.listdir(outside))
     sentinel_before = (sentinel.read_bytes(), sentinel.stat().st_mtime_ns)

@@ -42,6 +42,16 @@ def test_read_file_numbers_lines_and_says_how_many_there_are(ws):
     assert files.read_file("./docs\\policy.md", 3).startswith("docs/policy.md: lines 3-3 of 3 (to the end of the file)")
 
 
+def test_an_absolute_path_inside_the_workspace_is_its_relative_path(ws):
+    """A spilled result's reminder names its file by an absolute path: inside the workspace, that is fine."""
+    files = FileToolset(ws)
+    assert files.read_file(str(ws / "docs" / "policy.md")).startswith("docs/policy.md: lines 1-3 of 3")
+    assert files.sed(str(ws / "docs" / "policy.md"), "30", "14", 2, 2).startswith("docs/policy.md: 1 replacement")
+    for outside in (str(ws) + "_other/x.txt", str(ws), str(ws / ".." / "x.txt")):
+        with pytest.raises(FileRefused):
+            files.read_file(outside)
+
+
 def test_read_file_is_bounded_and_says_how_to_read_on(ws):
     (ws / "long.txt").write_text("".join(f"line {n} {'y' * 50}\n" for n in range(1, 1001)) + "x" * 5000 + "\n")
     files = FileToolset(ws)

@@ -3,6 +3,7 @@
     parts_of("docs/plan.md")        -> ("docs", "plan.md"), or FileRefused saying why and what to do
     Workspace(root).read(parts, n)  -> (bytes, stat) of a regular file inside, links never followed
     Workspace(root).folder(parts)   a folder inside, reached component by component (editing.py writes there)
+    Workspace(root).relative(path)  "/srv/ws/logs/x.txt" -> "logs/x.txt": the workspace's own absolute paths
 
 A path is refused before the disk is touched when any spelling of it (as sent, URL-decoded up to three
 times, and each of those NFKC-normalised) has: a control or invisible character (NUL, bidi overrides,
@@ -10,10 +11,13 @@ zero-width marks), a space other than " ", a leading / or \\ (absolute), a ':' (
 stream), a leading '~', a '..' component, a component starting with '.' (hidden files and folders), a
 component ending in a dot or a space (Windows drops them), a Windows device name (CON, NUL, COM1, ...).
 So "%2e%2e/x", "．．/x" (fullwidth dots), "\u2025/x" (the two-dot leader) and "a\\..\\b" are all '..'.
-Both / and \\ separate components. A path must be in NFC (an NFD "café" is a different file from the "café"
-it looks like); other NFKC differences are allowed (a Chinese "报告（终稿）.md" keeps its fullwidth brackets),
-and editing.py refuses to create a file whose NFKC-casefolded name equals a different existing sibling's.
-Look-alikes across scripts (a Cyrillic "о" for a Latin "o") need the Unicode confusables table: not here.
+Both / and \\ separate components. An absolute path that starts with the workspace's own path (and a
+separator) is first made relative (`Workspace.relative`), then checked like any other: "/srv/ws/../etc"
+still has its '..', and "/srv/ws_other/x" is not inside "/srv/ws". A path must be in NFC (an NFD "café" is
+a different file from the "café" it looks like); other NFKC differences are allowed (a Chinese
+"报告（终稿）.md" keeps its fullwidth brackets), and editing.py refuses to create a file whose
+NFKC-casefolded name equals a different existing sibling's. Look-alikes across scripts (a Cyrillic "о" for
+a Latin "o") need the Unicode confusables table: not here.
 
 On the disk (POSIX: Linux, macOS): every folder is opened from the workspace root with
 O_DIRECTORY|O_NOFOLLOW relative to its parent's descriptor, and a file is lstat-ed, then opened with
@@ -164,6 +168,15 @@ class Workspace:
         self.root = os.path.realpath(os.fspath(root))  # a link given as the workspace itself is the user's choice
         if not os.path.isdir(self.root):
             raise ValueError(f"the workspace {os.fspath(root)!r} is not a folder")
+        self.prefixes = tuple({os.path.join(p, "") for p in (self.root, os.path.abspath(os.fspath(root)))})
+
+    def relative(self, path: str) -> str:
+        """An absolute path that starts with the workspace's own path (a spilled result's reminder names its file
+        so) as the relative path after it, which then meets every check; any other path as it is."""
+        for prefix in self.prefixes if isinstance(path, str) else ():
+            if path.startswith(prefix) and path[len(prefix):]:
+                return path[len(prefix):]
+        return path
 
     @contextmanager
     def folder(self, parts: tuple[str, ...]) -> Iterator[Folder]:

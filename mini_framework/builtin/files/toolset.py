@@ -101,7 +101,7 @@ class FileToolset:
     @plain_errors
     def read_file(self, path: Path, start_line: Line = 1, end_line: Line | None = None) -> str:
         """Numbered lines start_line..end_line of a text file (read_file's description says the rest)."""
-        parts = parts_of(path)
+        parts = parts_of(self.workspace.relative(path))
         if end_line is not None and end_line < start_line:
             raise FileRefused(f"end_line ({end_line}) must not be before start_line ({start_line})")
         data, _ = self.workspace.read(parts, self.max_bytes)
@@ -114,8 +114,8 @@ class FileToolset:
     def grep(self, pattern: Annotated[str, Field(description="a regular expression, e.g. TODO|FIXME")],
              path_pattern: Annotated[str, Field(description="which files: a glob such as *.md or src/**/*.py")]) -> str:
         """The lines matching a regular expression in the files matching path_pattern."""
-        return grep(self.workspace, pattern, path_pattern, limit=self.max_bytes, timeout=self.grep_timeout,
-                    max_matches=self.max_matches)
+        return grep(self.workspace, pattern, self.workspace.relative(path_pattern), limit=self.max_bytes,
+                    timeout=self.grep_timeout, max_matches=self.max_matches)
 
     @plain_errors
     def sed(self, path: Path, pattern: Annotated[str, Field(description="a regular expression, e.g. v(\\d+)")],
@@ -151,7 +151,7 @@ class FileToolset:
 
     def _sed(self, path: str, pattern: str, replacement: str, start_line: int, end_line: int) -> tuple[Any, ...]:
         """What sed would do: (parts, old stat, text before, text after, the answer)."""
-        parts, start, end = parts_of(path), start_line, end_line
+        parts, start, end = parts_of(self.workspace.relative(path)), start_line, end_line
         if end < start:
             raise FileRefused(f"end_line ({end}) must not be before start_line ({start})")
         old, before = self._current(parts)
@@ -175,7 +175,7 @@ class FileToolset:
 
     def _echo(self, path: str, content: str) -> tuple[Any, ...]:
         """What echo_into would do: (parts, old stat or None, text before, text after, the answer)."""
-        parts = parts_of(path)
+        parts = parts_of(self.workspace.relative(path))
         self._encoded(content)
         new = parts not in self.known and self._missing(parts)
         old, before = (None, "") if new else self._current(parts)
