@@ -149,9 +149,11 @@ def attack_table(defended: Report, undefended: Report) -> str:
     rows = [["attacker", "scenario", "undefended", "defended", "what held it"]]
     for (label, name), trials in defended.trials.items():
         naive = undefended.trials.get((label, name), [])
-        held = what_held(trials[0]) or ("the tool did not pass the text on" if naive and broke(naive) != "✓" else
-                                        "nothing to stop")
-        rows.append([label, name, broke(naive) if naive else "-", broke(trials), held])
+        held = what_held(trials[0])
+        if not held and naive:  # nothing happened here: say what the undefended one met
+            held = ("the tool did not pass the text on" if broke(naive) != "✓" else
+                    f"the tool did not pass the text on; undefended: {what_held(naive[0]) or 'nothing to stop'}")
+        rows.append([label, name, broke(naive) if naive else "-", broke(trials), held or "nothing to stop"])
     widths = [max(width(row[i]) for row in rows) for i in range(4)]
     lines = []
     for row in rows:
