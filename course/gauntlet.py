@@ -3,6 +3,7 @@
     python -m course.gauntlet              every scenario x every persona and quirk flag; exit 1 if anything fails
     python -m course.gauntlet --real 5     each scenario 5 times against the model in .env: pass rate per invariant
     python -m course.gauntlet --only practice-gullible --naive      the undefended assistant, to see it fail
+    python -m course.gauntlet --first 3 --real 1                     a quick look at the first three scenarios
 
 From a notebook:
 
@@ -167,18 +168,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=(), help="these practice models only (e.g. practice-gullible)")
     parser.add_argument("--naive", action="store_true", help="the undefended assistant (no gates, notes passed on)")
     parser.add_argument("--by", choices=("label", "scenario", "both"), default="label")
+    parser.add_argument("--first", type=int, metavar="N", help="only the first N scenarios (a quick look)")
     args = parser.parse_args(argv)
     from mini_framework import connect
 
     started = time.perf_counter()
     client, model = connect()
+    scenarios = SCENARIOS[:args.first] if args.first else SCENARIOS
     if args.real or os.environ.get("LLM_BASE_URL"):
         runs = args.real or 3
-        report = run_gauntlet(shop_agent(client, model, naive=args.naive), SCENARIOS, k=runs, label=model)
-        print(f"{len(SCENARIOS)} scenarios x {runs} runs against {model}: pass rate per invariant\n")
+        report = run_gauntlet(shop_agent(client, model, naive=args.naive), scenarios, k=runs, label=model)
+        print(f"{len(scenarios)} scenarios x {runs} runs against {model}: pass rate per invariant\n")
         print(report.table(by="scenario"))
     else:
-        report = matrix(client, only=tuple(args.only), naive=args.naive)
+        report = matrix(client, only=tuple(args.only), naive=args.naive, scenarios=scenarios)
         print(report.table(by=args.by))
     for label, name, invariant, why in report.failed():
         print(f"FAILED {label} · {name} · {invariant}: {why}")

@@ -449,3 +449,18 @@ def test_a_real_llm_function_as_a_tool_counts_its_tokens():
     result = parent.run("go")
     assert result.tool_results[0].ok and result.usage.requests == 3  # the parent's 2, the function's 1
     assert sub_agent_usage(result)["shout"].requests == 1
+
+
+def test_clashing_ids_two_levels_down_stay_told_apart():
+    def billing() -> Agent:
+        return Agent(ScriptedClient([reply(("r1", "refund", {"order_id": 1}))]), "m", [refund])
+
+    secretary = Agent(ScriptedClient([reply(("s1", "a", {"task": "t"}), ("s2", "b", {"task": "t"}))]), "m",
+                      [as_tool(billing(), name="a"), as_tool(billing(), name="b")])
+    parent = Agent(ScriptedClient([reply(("c1", "secretary", {"task": "t"}))]), "m",
+                   [as_tool(secretary, name="secretary")])
+    paused = parent.run("go")
+    assert [(p.id, p.agent) for p in paused.pending] == [("s1/r1", "secretary → a"), ("s2/r1", "secretary → b")]
+    paused.find("s2/r1").approve()
+    parent.resume(paused)
+    assert RAN == [("refund", 1)]

@@ -32,9 +32,14 @@ A `str` return (or none) is plain text: no response_format, no schema. An `async
 function. `fn.run(...)` / `await fn.arun(...)` return an `Answer`: the value with every RunResult
 (usage, the messages sent), for a caller that counts tokens or shows what happened.
 
+The filled docstring is the user message (the arguments are the request); `instructions=` goes in the
+system prompt, with the schema when the mode needs it there.
+
 Concessions: the function's body is never run (write `...`); a tool that needs approval pauses the run,
 and an LLM function cannot wait for a person, so that is an LLMFunctionError (give it `approver=`);
-the choice remembered after a refusal lasts while the client object lives, in this process.
+the choice remembered after a refusal lasts while the client object lives, in this process; a return
+type is resolved from the function's module, so one defined inside another function under
+`from __future__ import annotations` is a TypeError (define it at module level).
 """
 from __future__ import annotations
 
