@@ -88,6 +88,7 @@ _DESCRIPTION_KINDS = [            # when the name says nothing ('a', 'q', 'arg1'
     ("date", ("date", "日期", "yyyy")), ("currency", ("currency", "货币", "币种")), ("language", ("language", "语言")),
     ("city", ("city", "城市", "地点", "location")), ("person", ("姓名", "名字", "用户名", "人名", "person")),
     ("code", ("ticker", "symbol", "代码")), ("id", (" id", "编号", "单号")),
+    ("path", ("file name", "filename", "file path", "文件名", "文件路径")),
     ("text", ("内容", "文本", "关键词", "问题", "表达式", "正文", "主题", "标题", "消息", "query", "text", "keyword",
               "expression", "message")),
 ]

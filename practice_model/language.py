@@ -404,9 +404,12 @@ def secrets_in(text: str) -> list[tuple[str, str, int, int]]:
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _URL = re.compile(r"https?://[^\s\"'“”<>，。]+")
-# a file path or glob with a known extension: 'docs/policy.md', 'notes.txt', '*.md', 'src/**/*.py'
-_PATH = re.compile(r"(?<![\w./@:*-])(?:[\w*?-][\w*?.-]*/)*[\w*?-][\w*?.-]*\.(?:md|txt|py|json|csv|ya?ml|toml|log|ini|"
-                   r"cfg|html?|js|ts|sql|xml|rst|ipynb|png|jpe?g|gif|webp|pdf|docx?|xlsx?|\*)(?![\w/])")
+# a file path or glob with a known extension: 'docs/policy.md', 'notes.txt', '*.md', 'src/**/*.py'; also one that
+# climbs ('../outside/secret.txt') or names a hidden file ('.env', 'config/.secrets'), as a user (or an attacker) writes
+_PATH = re.compile(r"(?<![\w./@:*-])(?:\.\.?/)*(?:(?:[\w*?-][\w*?.-]*/)*[\w*?-][\w*?.-]*\.(?:md|txt|py|json|csv|ya?ml|"
+                   r"toml|log|ini|cfg|html?|js|ts|sql|xml|rst|ipynb|png|jpe?g|gif|webp|svg|pdf|eml|docx?|"
+                   r"xlsx?|\*)"
+                   r"|(?:[\w-][\w.-]*/)*\.[A-Za-z][\w-]*(?:\.[\w-]+)*)(?![\w/])")
 _QUOTED = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”|「([^」\n]+)」|『([^』\n]+)』|‘([^’\n]+)’|《([^》\n]+)》"
                      r"|(?<![A-Za-z])'([^'\n]+)'(?![A-Za-z])")
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday"
