@@ -6,7 +6,7 @@ Layers (each imports only those above it, and nothing imports up; tests/test_lay
                                          events, redaction, concurrency, connection, text
     features    approvals/ media/ budget/ streaming/    each plugs into the loop through hooks (hooks.py)
                 numerals/ schemas/ strict/ display/     used by name when asked for (hooks.feature)
-    built-in    builtin/                 ready-made tools (mail: a gated send_email)
+    built-in    builtin/                 ready-made tools (mail: a gated send_email; files: FileToolset)
 
 Copy the core alone and it works; add the feature folders you need. A feature that is missing is a clear
 error when something asks for it (`Agent(stream=True)`, a tool with `requires_approval`), never a silent
@@ -43,6 +43,8 @@ feature):
       trim_history
   streaming/ (feature)
     Assembler                                  streamed replies put back together, quirks normalised streaming
+  builtin/files/ (built-in tools)
+    FileToolset                                read_file, grep, sed, echo_into in one workspace     builtin.files
 
 Dependencies: pydantic, and openai once a client is made; python-dotenv only if you use `.env` files. The offline
 practice model is a package of its own, `practice_model/`, beside this one and optional:
@@ -79,13 +81,15 @@ _WHERE = {name: module for module, names in {
     ".media": "Text ImgPath ImgUrl find_media MediaStore Media MediaPolicy MediaError media_dir Vision image_input_for",
     ".budget": "ResultCache Price estimate_tokens count_tokens message_tokens trim_history",
     ".streaming": "Assembler",
+    ".builtin.files": "FileToolset",
 }.items() for name in names.split()}
 __all__ = sorted(_WHERE)  # what each name is, for type checkers and editors: __init__.pyi
 
 # `from mini_framework import *` gives what this copy has: the names of a feature folder it went without are left out
 try:
-    _HERE = {entry.removesuffix(".py") for entry in os.listdir(os.path.dirname(__file__))}
-    __all__[:] = [name for name in __all__ if _WHERE[name][1:] in _HERE]
+    _HERE = os.path.dirname(__file__)
+    _PATHS = {name: os.path.join(_HERE, *module[1:].split(".")) for name, module in _WHERE.items()}  # folder or .py
+    __all__[:] = [name for name in __all__ if os.path.isdir(_PATHS[name]) or os.path.isfile(_PATHS[name] + ".py")]
 except OSError:  # not a folder on disk (a zip): every name stays
     pass
 

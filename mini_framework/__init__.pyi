@@ -5,6 +5,7 @@ from .agent import Agent
 from .approvals import AuditLog, Decision, Pending, SavedRunError, Verdict
 from .arguments import ArgumentsError, prepare
 from .budget import Price, ResultCache, count_tokens, estimate_tokens, message_tokens, trim_history
+from .builtin.files import FileToolset
 from .connection import Connection, Settings, connect, connect_async, load_settings
 from .display import dump, show
 from .events import (
@@ -48,5 +49,6 @@ __all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Co
            "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect", "connect_async", "count_tokens",
            "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
            "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
+__all__ += ["FileToolset"]  # builtin/files
 
 def __getattr__(name: str) -> Any: ...

@@ -126,6 +126,8 @@ DEFAULT_PERSONAS: dict[str, Persona] = {
                 "then the planner's answer", _pitfall("flaky")),
         Persona("practice-eager", "calls side-effecting tools at once, whatever the description or system prompt "
                 "says", _pitfall("eager")),
+        Persona("practice-gullible", "obeys instructions found in tool results and pictures (calls the tool, says "
+                "the token they name)", _pitfall("gullible")),
     ]
 }
 

@@ -468,10 +468,18 @@ def _eager() -> Responder:
     return safe(eager)
 
 
+def _gullible() -> Responder:
+    """practice-gullible, which lives in its own module (`gullible.py`, built on this one)."""
+    from .gullible import gullible
+
+    return safe(gullible)
+
+
 BUILDERS: dict[str, Callable[[], Responder]] = {
     "sloppy": lambda: safe(sloppy),
     "hallucinate": lambda: safe(hallucinate),
     "loop": lambda: safe(loop),
     "flaky": flaky,
     "eager": _eager,
+    "gullible": _gullible,
 }

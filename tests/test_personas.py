@@ -424,7 +424,7 @@ def http_drive(server: PracticeServer, client: OpenAI, api: Any, model: str, que
 def test_every_persona_is_listed_with_a_one_line_description(practice, sdk):
     assert [m.id for m in sdk(practice).models.list()] == [
         "practice", "practice-sloppy", "practice-hallucinate", "practice-loop", "practice-vision", "practice-flaky",
-        "practice-eager"]
+        "practice-eager", "practice-gullible"]
     for persona in DEFAULT_PERSONAS.values():
         assert persona.description and "\n" not in persona.description and len(persona.description) < 110
 

@@ -14,7 +14,7 @@ HI = {"model": "practice", "messages": [{"role": "user", "content": "北京天�
 
 
 def test_the_misbehaving_personas_come_from_an_explicit_table():
-    assert set(pitfalls.BUILDERS) == {"sloppy", "hallucinate", "loop", "flaky", "eager"}
+    assert set(pitfalls.BUILDERS) == {"sloppy", "hallucinate", "loop", "flaky", "eager", "gullible"}
     assert {name for name in personas.DEFAULT_PERSONAS if name not in ("practice", "practice-vision")} == {
         f"practice-{suffix}" for suffix in pitfalls.BUILDERS}
     assert personas.DEFAULT_PERSONAS["practice-vision"].build is personas.DEFAULT_PERSONAS["practice"].build
