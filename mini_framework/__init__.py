@@ -6,6 +6,7 @@ Layers (each imports only those above it, and nothing imports up; tests/test_lay
                                          events, redaction, concurrency, connection, text
     features    approvals/ media/ budget/ streaming/    each plugs into the loop through hooks (hooks.py)
                 numerals/ schemas/ strict/ display/     used by name when asked for (hooks.feature)
+                functions/                               used by your code: @llm_function
     built-in    builtin/                 ready-made tools (mail: a gated send_email; files: FileToolset)
 
 Copy the core alone and it works; add the feature folders you need. A feature that is missing is a clear
@@ -43,6 +44,8 @@ feature):
       trim_history
   streaming/ (feature)
     Assembler                                  streamed replies put back together, quirks normalised streaming
+  functions/ (feature)
+    llm_function, LLMFunctionError             a docstring as the prompt, the return type enforced  functions
   builtin/files/ (built-in tools)
     FileToolset                                read_file, grep, sed, echo_into in one workspace     builtin.files
 
@@ -81,6 +84,7 @@ _WHERE = {name: module for module, names in {
     ".media": "Text ImgPath ImgUrl find_media MediaStore Media MediaPolicy MediaError media_dir Vision image_input_for",
     ".budget": "ResultCache Price estimate_tokens count_tokens message_tokens trim_history",
     ".streaming": "Assembler",
+    ".functions": "llm_function LLMFunctionError",
     ".builtin.files": "FileToolset",
 }.items() for name in names.split()}
 __all__ = sorted(_WHERE)  # what each name is, for type checkers and editors: __init__.pyi

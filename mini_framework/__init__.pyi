@@ -20,6 +20,7 @@ from .events import (
            ToolStarted,
 )
 from .executor import Executor, ToolError, ToolResult
+from .functions import LLMFunctionError, llm_function
 from .hooks import FeatureMissing, Hook, Plan, Request, Run
 from .media import (
            ImgPath,
@@ -42,12 +43,13 @@ from .streaming import Assembler
 from .tools import Tool, ToolOptions, tool
 
 __all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Connection", "Decision", "Event",
-           "Executor", "FeatureMissing", "FinalAnswer", "Hook", "ImgPath", "ImgUrl", "Media", "MediaError",
+           "Executor", "FeatureMissing", "FinalAnswer", "Hook", "ImgPath", "ImgUrl", "LLMFunctionError", "Media",
+           "MediaError",
            "MediaPolicy", "MediaStore", "ModelRequest", "ModelResponse", "Pending", "Plan", "Price", "ProviderError",
            "Request", "ResultCache", "Run", "RunPaused", "RunResult", "SavedRunError", "Settings", "Text",
            "TextDelta", "Tool", "ToolCall", "ToolDefinitionError", "ToolError", "ToolFinished", "ToolOptions",
            "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect", "connect_async", "count_tokens",
-           "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
+           "dump", "estimate_tokens", "find_media", "image_input_for", "llm_function", "load_settings", "media_dir",
            "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
 __all__ += ["FileToolset"]  # builtin/files
 

@@ -19,6 +19,11 @@ arrives here is usable. Then, deterministically:
   answer names (else the first); else null where the schema allows it, else a neutral value ("",
   0, false, [], {}). An array of objects gets one item per reported call. `const`, `minimum`/
   `maximum`, `minItems`/`maxItems` and `minLength`/`maxLength` are respected.
+- `json_object` with a JSON schema written in a system message (a client whose provider takes only
+  json_object puts it there): a document for that schema, as for `json_schema`.
+- A latest user message that no call answered (a correction: "that was not valid JSON, answer
+  again") reads the request before it too: its calls are what the answer reports, and its entities
+  fill what the latest message does not name, as a model reading the whole conversation does.
 
 The misbehaving personas get this too (`personas` wraps every built-in responder), so a lesson
 can combine structured output with any of them.
@@ -44,13 +49,15 @@ from .language import stem
 from .phrasing import as_number, key_label, number
 from .reply import Reply
 from .schemas import Param, enum_of, json_type, resolve, value_of
-from .situation import Call, Situation, analyse, error_of, scalars
+from .situation import Call, Entity, Situation, _latest_request, analyse, error_of, message_text, scalars
 
 log = logging.getLogger("practice_model")
 
 MAX_NODES = 2048        # schemas a document is built from (past it: neutral values)
 MAX_ITEMS = 16          # items built per array (more only when minItems asks, within MAX_NODES)
 MAX_PROPERTIES = 256    # properties filled per object
+MAX_PROMPTED = 65_536  # characters of a system message searched for a schema (json_object)
+MAX_PROMPTED_TRIES = 64  # braces tried there
 MAX_NESTING = 10        # levels of nested objects and arrays built (the API's own limit for strict schemas)
 _TEXT_KEYS = {"answer", "reply", "response", "summary", "text", "message", "content", "explanation", "reasoning",
               "final_answer", "output", "result_text", "comment", "note", "notes", "advice", "回答", "答案", "总结"}
@@ -96,10 +103,12 @@ def _norm(key: str) -> str:
 class _Builder:
     """Builds one document for one schema, from one situation; counts the schemas it visits."""
 
-    def __init__(self, s: Situation, facts: list[dict[str, Any]], text: str, root: dict) -> None:
+    def __init__(self, s: Situation, facts: list[dict[str, Any]], text: str, root: dict,
+                 earlier: tuple[Entity, ...] = ()) -> None:
         self.s, self.facts, self.text, self.root = s, facts, text, root
+        self.entities = [(0, e) for e in s.request.entities] + [(1, e) for e in earlier]  # the latest request's first
         self.nodes = MAX_NODES
-        self.used: set[int] = set()                 # request entities already put somewhere (by position)
+        self.used: set[tuple[int, int]] = set()     # request entities already put somewhere (by message, position)
 
     # -- finding values ------------------------------------------------------------------------
 
@@ -117,9 +126,9 @@ class _Builder:
         """An entity of the property's kind from the request (each used once), or None."""
         kind = param_kind(Param(key, schema, True, value_of(schema, "description", str, "")))
         kinds = _KIND_ENTITIES.get(kind) or (("number",) if kind == "number" else ())
-        for e in self.s.request.entities:
-            if e.kind in kinds and e.start not in self.used:
-                self.used.add(e.start)
+        for source, e in self.entities:
+            if e.kind in kinds and (source, e.start) not in self.used:
+                self.used.add((source, e.start))
                 return e.value
         return None
 
@@ -264,14 +273,60 @@ def document(request: dict, text: str) -> str:
     '{"city": "北京", "summary": "北京：晴。"}'
     """
     s = analyse(request)
-    facts = [fact(c) for c in reported_calls(s)] if s.calls else []
+    back = _earlier(request, s)
+    told = back if back is not None and back.calls else s  # the calls the answer reports
+    facts = [fact(c) for c in reported_calls(told)] if told.calls else []
     fmt = value_of(request, "response_format", dict, {})
     schema = value_of(value_of(fmt, "json_schema", dict, {}), "schema", dict, {})
-    if fmt.get("type") == "json_schema" and schema:
-        value = _Builder(s, facts, text, schema).build(schema, "", facts, 0)
+    if fmt.get("type") == "json_object":
+        schema = prompted_schema(request)
+    if fmt.get("type") in ("json_schema", "json_object") and schema:
+        value = _Builder(s, facts, text, schema, back.request.entities if back else ()).build(schema, "", facts, 0)
     else:
         value = _free(s, facts, text)
     return json.dumps(value, ensure_ascii=False)
+
+
+def _earlier(request: dict, s: Situation) -> Situation | None:
+    """The request before the latest user message, when no call answered that message (a correction such as
+    "that was not valid JSON, answer again", or "and as JSON?"): a real model reads the whole conversation,
+    so its calls and entities still count. None when there is no such request.
+
+    >>> first = {"role": "user", "content": "Write 一百二十三 as digits."}
+    >>> again = {"role": "user", "content": "Your answer could not be used. Answer again."}
+    >>> [e.value for e in _earlier({"messages": [first, {"role": "assistant", "content": "x"}, again]},
+    ...                            analyse({"messages": [again]})).request.entities]
+    [123]
+    """
+    raw = request.get("messages")
+    messages = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
+    latest = _latest_request(messages)
+    if s.calls or latest <= 0 or _latest_request(messages[:latest]) < 0:
+        return None
+    return analyse({**request, "messages": messages[:latest]})
+
+
+def prompted_schema(request: dict) -> dict:
+    """A JSON schema written into a system or developer message ("... matching this JSON schema: {...}"), as a
+    `json_object` request gives one; {} when there is none. The first object schema found is used.
+
+    >>> prompted_schema({"messages": [{"role": "system", "content": 'Reply in JSON like {"type": "object", '
+    ...                                '"properties": {"n": {"type": "integer"}}}'}]})["properties"]
+    {'n': {'type': 'integer'}}
+    """
+    decoder = json.JSONDecoder()
+    for m in value_of(request, "messages", list, []):
+        if not isinstance(m, dict) or m.get("role") not in ("system", "developer"):
+            continue
+        text = message_text(m)[:MAX_PROMPTED]
+        for start in [i for i, ch in enumerate(text) if ch == "{"][:MAX_PROMPTED_TRIES]:
+            try:
+                found, _ = decoder.raw_decode(text, start)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(found, dict) and (found.get("type") == "object" or isinstance(found.get("properties"), dict)):
+                return found
+    return {}
 
 
 def structured(responder: Callable[[dict], Reply]) -> Callable[[dict], Reply]:

@@ -253,3 +253,61 @@ def test_a_bug_while_shaping_keeps_the_answer(monkeypatch, caplog):
     reply = structured(plan)(chat("hi json", response_format={"type": "json_object"}))
     assert json.loads(reply.content or "") == {"answer": plan(chat("hi json")).content}
     assert any("could not shape" in r.getMessage() for r in caplog.records)
+
+
+# -----------------------------------------------------------------------------
+# json_schema alongside tools, over the wire, with the framework's Agent (what @llm_function(tools=...) sends)
+
+
+@pytest.mark.parametrize("model", ["practice", "practice-sloppy", "practice-hallucinate", "practice@ollama"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_with_tools_offered_the_calls_pass_through_and_the_final_answer_validates(model, stream):
+    from mini_framework import Agent, tool
+
+    @tool
+    def get_weather(city: str) -> dict:
+        """查询指定城市当前的天气"""
+        return {"city": city, **READING.get(city, {"temperature": 18, "condition": "晴", "wind": "无风"})}
+
+    with PracticeServer() as practice, OpenAI(base_url=practice.base_url, api_key="practice") as client:
+        agent = Agent(client, model, [get_weather], response_format=schema_of(Report), stream=stream)
+        result = agent.run("北京和上海现在的天气怎么样？")
+    assert {r.call.name for r in result.tool_results if r.ok} == {"get_weather"}  # the calls ran, then the answer
+    replies = [m for m in result.messages if m["role"] == "assistant"]
+    assert all(m.get("tool_calls") for m in replies[:-1]) and not replies[-1].get("tool_calls")
+    report = Report.model_validate_json(result.text or "")
+    assert {d.city: d.temperature for d in report.days} == {"北京": 22, "上海": 25}
+
+
+def test_a_correction_turn_reads_the_request_and_the_calls_before_it():
+    first = [{"role": "user", "content": "北京天气怎么样？"},
+             {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+                 "name": "get_weather", "arguments": '{"city": "北京"}'}}]},
+             {"role": "tool", "tool_call_id": "c1", "content": json.dumps(READING["北京"], ensure_ascii=False)},
+             {"role": "assistant", "content": "北京：22 度"},
+             {"role": "user", "content": "Your answer could not be used: not JSON. Answer again, with only the JSON."}]
+    request = {"model": "practice", "messages": first, "tools": [WEATHER], "response_format": schema_of(Weather)}
+    reply = structured(plan)(request)
+    assert not reply.tool_calls
+    assert Weather.model_validate_json(reply.content or "").temperature == 22
+    number = chat("Write 一百二十三 as digits.")["messages"] + [
+        {"role": "assistant", "content": '{"value": "many"}'},
+        {"role": "user", "content": 'value: Input should be a valid integer (got "many"). Answer again.'}]
+    wrapped = strict("n", {"value": {"type": "integer"}})
+    assert json.loads(document({"messages": number, "response_format": wrapped}, "")) == {"value": 123}
+    follow_up = chat("北京天气 json")["messages"] + [{"role": "assistant", "content": "晴"},
+                                                  {"role": "user", "content": "上海呢？json"}]
+    city = strict("c", {"city": {"type": "string"}})
+    assert json.loads(document({"messages": follow_up, "response_format": city}, "")) == {"city": "上海"}
+
+
+def test_json_object_follows_a_schema_written_in_the_system_prompt():
+    schema = {"type": "object", "properties": {"value": {"type": "integer"}}, "required": ["value"]}
+    messages = [{"role": "system", "content": f"Answer with one JSON object matching this JSON schema:\n"
+                                              f"{json.dumps(schema)}"},
+                {"role": "user", "content": "Write 一百二十三 as digits."}]
+    assert json.loads(document({"messages": messages, "response_format": {"type": "json_object"}}, "")) == {
+        "value": 123}
+    messages[0]["content"] = "Answer in JSON. Example: {not a schema} {\"a\": 1}"
+    assert list(json.loads(document({"messages": messages, "response_format": {"type": "json_object"}}, "x"))) == [
+        "answer"]
