@@ -73,6 +73,7 @@ _NAME_KINDS = {
     "who": "person", "author": "person", "contact": "person", "assignee": "person", "owner": "person",
     "symbol": "code", "ticker": "code", "code": "code", "sku": "code", "isbn": "code", "id": "id", "uuid": "id",
     "to": "place", "from": "place", "source": "place", "target": "place",
+    "path": "file", "file": "file", "filename": "file", "glob": "glob", "pattern": "regex", "regex": "regex",
 }
 _FREE_TEXT = set("""query q text expression expr formula content message msg prompt question keyword keywords body
 subject title input sql search topic description note notes comment sentence statement instruction task term phrase
@@ -94,8 +95,9 @@ _POOL_KINDS = {"credential": ("credential",), "id_number": ("id_number",),
                "email": ("email",), "url": ("url",), "date": ("date",), "currency": ("currency",),
                "language": ("language",), "unit": ("unit",), "status": ("status",), "city": ("city",),
                "person": ("person",), "code": ("code",), "id": ("code", "number"),
-               "place": ("email", "city", "currency", "language")}
-_ORDER = ["enum", "credential", "id_number", "email", "url", "date", "currency", "language", "unit", "status", "place",
+               "place": ("email", "city", "currency", "language"), "file": ("file",)}
+_ORDER = ["enum", "credential", "id_number", "email", "url", "glob", "file", "regex", "date", "currency", "language",
+          "unit", "status", "place",
           "city", "person",
           "code", "id", "number", "boolean", "array", "object", "string", "text"]
 _FROM_WORDS = {"from", "origin", "source", "src", "departure", "depart", "start", "base", "出发", "起点", "始发", "源"}
@@ -111,6 +113,8 @@ def param_kind(p: Param) -> str:
 
     >>> param_kind(Param("user_name", {"type": "string"}, True, ""))
     'person'
+    >>> param_kind(Param("path", {"type": "string"}, True, "")), param_kind(Param("path_pattern", {}, True, ""))
+    ('file', 'glob')
     """
     kind = json_type(p.schema)
     if isinstance(p.schema.get("enum"), list) and p.schema["enum"]:
@@ -127,6 +131,8 @@ def param_kind(p: Param) -> str:
                            for a, b in pairwise(raw)):
         return "id_number"                                # id_number, id_card, passport_number, national_id
     words = [stem(w) if w not in _NAME_KINDS else w for w in raw]
+    if words[-2:] == ["path", "pattern"] or words[-1:] == ["glob"]:
+        return "glob"                                     # grep's path_pattern: '*.md'
     for i in range(len(words) - 1, -1, -1):
         w = words[i]
         if w in _FREE_TEXT:
@@ -372,7 +378,7 @@ def _text_value(p: Param, pool: _Pool, reading: Reading, evidence_only: bool) ->
             return expression
     chars = list(reading.text)
     for e in pool.used + [e for e in pool.free if e.kind in ("email", "url")]:
-        if e.kind in ("email", "url", "person", "city", "code", "date"):
+        if e.kind in ("email", "url", "person", "city", "code", "date", "file", "glob"):
             chars[e.start:e.end] = " " * (e.end - e.start)
     text = "".join(chars)
     said = _SAYING.search(text)                           # '…，说明天开会' / '… saying we moved'
@@ -415,6 +421,12 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
         return _value_kind(p, kind, pool)
     if kind == "text":
         return _text_value(p, pool, reading, optional)
+    if kind == "regex":                                     # what to search for: only what the request quotes
+        hit = pool.take(("quoted",))
+        return hit.value if hit else _MISSING
+    if kind == "glob":                                      # a glob the request gives, else the file it names
+        hit = pool.take(("glob",)) or next((e for e in pool.used + pool.free if e.kind == "file"), None)
+        return hit.value if hit else _MISSING if optional else "*"
     if kind in _POOL_KINDS:
         accept = (lambda e: e.kind != "number" or _numeric_ok(e, p, kind, reading)) if kind == "id" else None
         hit = pool.take(_POOL_KINDS[kind], param_role(p), accept)

@@ -1,0 +1,29 @@
+"""The practice model reads file names and globs from a request, for FileToolset's tools (lessons 13, 13b)."""
+from __future__ import annotations
+
+import json
+
+from mini_framework import Agent, FileToolset, connect
+
+
+def calls(tmp_path, request, names=("read_file", "grep")):
+    (tmp_path / "policy.md").write_text("# Policy\n1. A refund needs a person's approval.\n", encoding="utf-8")
+    client, model = connect()
+    tools = [t for t in FileToolset(tmp_path).tools if t.name in names]
+    result = Agent(client, model, tools).run(request)
+    first = next(m for m in result.messages if m.get("tool_calls"))
+    return [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in first["tool_calls"]]
+
+
+def test_a_file_named_in_the_request_is_read_and_not_searched_for_the_sentence(tmp_path):
+    assert calls(tmp_path, "退款要谁批准？查一下 policy.md") == [("read_file", {"path": "policy.md"})]
+
+
+def test_a_glob_and_a_quoted_pattern_go_to_grep(tmp_path):
+    assert calls(tmp_path, '在 *.md 里搜索 "refund"') == [("grep", {"pattern": "refund", "path_pattern": "*.md"})]
+
+
+def test_a_file_in_a_folder_keeps_its_folder(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "faq.md").write_text("FAQ\n", encoding="utf-8")
+    assert calls(tmp_path, "Read docs/faq.md please") == [("read_file", {"path": "docs/faq.md"})]
