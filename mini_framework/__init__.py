@@ -6,7 +6,7 @@ Layers (each imports only those above it, and nothing imports up; tests/test_lay
                                          events, redaction, concurrency, connection, text
     features    approvals/ media/ budget/ streaming/    each plugs into the loop through hooks (hooks.py)
                 numerals/ schemas/ strict/ display/     used by name when asked for (hooks.feature)
-                functions/                               used by your code: @llm_function
+                functions/ chat/                        used by your code: @llm_function, Chat
     built-in    builtin/                 ready-made tools (mail: a gated send_email; files: FileToolset)
 
 Copy the core alone and it works; add the feature folders you need. A feature that is missing is a clear
@@ -46,6 +46,8 @@ feature):
     Assembler                                  streamed replies put back together, quirks normalised streaming
   functions/ (feature)
     llm_function, LLMFunctionError             a docstring as the prompt, the return type enforced  functions
+  chat/ (feature)
+    Chat, ChatPaused, SavedChatError           a conversation over many turns: history, pauses, saved  chat
   builtin/files/ (built-in tools)
     FileToolset                                read_file, grep, sed, echo_into in one workspace     builtin.files
 
@@ -85,6 +87,7 @@ _WHERE = {name: module for module, names in {
     ".budget": "ResultCache Price estimate_tokens count_tokens message_tokens trim_history",
     ".streaming": "Assembler",
     ".functions": "llm_function LLMFunctionError",
+    ".chat": "Chat ChatPaused SavedChatError",
     ".builtin.files": "FileToolset",
 }.items() for name in names.split()}
 __all__ = sorted(_WHERE)  # what each name is, for type checkers and editors: __init__.pyi

@@ -6,6 +6,7 @@ from .approvals import AuditLog, Decision, Pending, SavedRunError, Verdict
 from .arguments import ArgumentsError, prepare
 from .budget import Price, ResultCache, count_tokens, estimate_tokens, message_tokens, trim_history
 from .builtin.files import FileToolset
+from .chat import Chat, ChatPaused, SavedChatError
 from .connection import Connection, Settings, connect, connect_async, load_settings
 from .display import dump, show
 from .events import (
@@ -43,14 +44,14 @@ from .streaming import Assembler
 from .tools import Tool, ToolOptions, tool
 
 __all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Connection", "Decision", "Event",
-           "Executor", "FeatureMissing", "FinalAnswer", "Hook", "ImgPath", "ImgUrl", "LLMFunctionError", "Media",
-           "MediaError",
+           "Executor", "FeatureMissing", "FinalAnswer", "Hook", "ImgPath", "ImgUrl", "Media", "MediaError",
            "MediaPolicy", "MediaStore", "ModelRequest", "ModelResponse", "Pending", "Plan", "Price", "ProviderError",
            "Request", "ResultCache", "Run", "RunPaused", "RunResult", "SavedRunError", "Settings", "Text",
            "TextDelta", "Tool", "ToolCall", "ToolDefinitionError", "ToolError", "ToolFinished", "ToolOptions",
            "ToolResult", "ToolStarted", "Usage", "Verdict", "Vision", "connect", "connect_async", "count_tokens",
-           "dump", "estimate_tokens", "find_media", "image_input_for", "llm_function", "load_settings", "media_dir",
+           "dump", "estimate_tokens", "find_media", "image_input_for", "load_settings", "media_dir",
            "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
+__all__ += ["Chat", "ChatPaused", "LLMFunctionError", "SavedChatError", "llm_function"]  # chat/, functions/
 __all__ += ["FileToolset"]  # builtin/files
 
 def __getattr__(name: str) -> Any: ...

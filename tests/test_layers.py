@@ -21,7 +21,8 @@ import pytest
 import mini_framework
 
 PACKAGE = Path(mini_framework.__file__).resolve().parent
-FEATURES = ("approvals", "media", "budget", "streaming", "schemas", "strict", "display", "numerals", "gauntlet", "functions")
+FEATURES = ("approvals", "media", "budget", "streaming", "schemas", "strict", "display", "numerals", "gauntlet", "functions",
+            "chat")
 BUILTIN = "builtin"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 THIRD_PARTY = {"pydantic", "typing_extensions", "pydantic_core"}  # what any layer may import at module level
