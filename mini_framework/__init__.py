@@ -4,7 +4,7 @@ Layers (each imports only those above it, and nothing imports up; tests/test_lay
 
     core        mini_framework/*.py      tools, schema, arguments, replies, executor, the loop, hooks, state,
                                          events, redaction, concurrency, connection, text
-    features    approvals/ media/ budget/ streaming/    each plugs into the loop through hooks (hooks.py)
+    features    approvals/ media/ budget/ streaming/ delegation/  each plugs into the loop through hooks (hooks.py)
                 numerals/ schemas/ strict/ display/     used by name when asked for (hooks.feature)
                 functions/ chat/                        used by your code: @llm_function, Chat
     built-in    builtin/                 ready-made tools (mail: a gated send_email; files: FileToolset)
@@ -50,6 +50,8 @@ feature):
     Chat, ChatPaused, SavedChatError           a conversation over many turns: history, pauses, saved  chat
   builtin/files/ (built-in tools)
     FileToolset                                read_file, grep, sed, echo_into in one workspace     builtin.files
+  delegation/ (feature)
+    as_tool, SubAgentEvent, Delegated          an Agent (or an LLM function) as another agent's tool  delegation
 
 Dependencies: pydantic, and openai once a client is made; python-dotenv only if you use `.env` files. The offline
 practice model is a package of its own, `practice_model/`, beside this one and optional:
@@ -89,6 +91,7 @@ _WHERE = {name: module for module, names in {
     ".functions": "llm_function LLMFunctionError",
     ".chat": "Chat ChatPaused SavedChatError",
     ".builtin.files": "FileToolset",
+    ".delegation": "as_tool SubAgentEvent Delegated",
 }.items() for name in names.split()}
 __all__ = sorted(_WHERE)  # what each name is, for type checkers and editors: __init__.pyi
 

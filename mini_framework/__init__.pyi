@@ -8,6 +8,7 @@ from .budget import Price, ResultCache, count_tokens, estimate_tokens, message_t
 from .builtin.files import FileToolset
 from .chat import Chat, ChatPaused, SavedChatError
 from .connection import Connection, Settings, connect, connect_async, load_settings
+from .delegation import Delegated, SubAgentEvent, as_tool
 from .display import dump, show
 from .events import (
            CapReached,
@@ -53,5 +54,6 @@ __all__ = ["Agent", "ArgumentsError", "Assembler", "AuditLog", "CapReached", "Co
            "message_tokens", "prepare", "read_reply", "redact", "show", "tool", "trim_history"]
 __all__ += ["Chat", "ChatPaused", "LLMFunctionError", "SavedChatError", "llm_function"]  # chat/, functions/
 __all__ += ["FileToolset"]  # builtin/files
+__all__ += ["Delegated", "SubAgentEvent", "as_tool"]
 
 def __getattr__(name: str) -> Any: ...

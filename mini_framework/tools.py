@@ -78,7 +78,7 @@ class ToolOptions(ToolSettings, total=False):
 
 # The options a feature reads -> its folder. The feature declares each one (default, check) in its options.py.
 FEATURE_OPTIONS = {"requires_approval": "approvals", "cache": "budget", "too_long_to_file": "budget",
-                   "reads_files": "budget"}
+                   "reads_files": "budget", "delegate": "delegation"}
 
 
 @dataclass(frozen=True)

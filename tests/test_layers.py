@@ -22,7 +22,7 @@ import mini_framework
 
 PACKAGE = Path(mini_framework.__file__).resolve().parent
 FEATURES = ("approvals", "media", "budget", "streaming", "schemas", "strict", "display", "numerals", "gauntlet", "functions",
-            "chat")
+            "chat", "delegation")
 BUILTIN = "builtin"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 THIRD_PARTY = {"pydantic", "typing_extensions", "pydantic_core"}  # what any layer may import at module level

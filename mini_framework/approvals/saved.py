@@ -170,6 +170,9 @@ def save(result: RunResult, path: str | os.PathLike[str], *, key: bytes | str | 
     if state is None or not state.pending or state.done:  # the run's own list: `result.pending` can be rebound
         raise ValueError("only a paused run can be saved (result.paused is False): a finished run's "
                          "messages are all there is to keep — json.dump(result.messages, f)")
+    if any(not isinstance(p, Pending) for p in state.pending):  # a sub-agent's call (delegation/): its run is
+        raise SavedRunError("this run is paused inside a sub-agent, which cannot be saved to a file yet: decide "
+                            "its calls and resume it in this process")  # not in the file, so it could not resume
     target = Path(path).absolute()
     if not target.parent.is_dir():
         raise FileNotFoundError(2, "no such folder to save the paused run in", str(target.parent))
