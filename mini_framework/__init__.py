@@ -46,12 +46,12 @@ feature):
     Assembler                                  streamed replies put back together, quirks normalised streaming
   functions/ (feature)
     llm_function, LLMFunctionError             a docstring as the prompt, the return type enforced  functions
-  chat/ (feature)
-    Chat, ChatPaused, SavedChatError           a conversation over many turns: history, pauses, saved  chat
   builtin/files/ (built-in tools)
     FileToolset                                read_file, grep, sed, echo_into in one workspace     builtin.files
   delegation/ (feature)
     as_tool, SubAgentEvent, Delegated          an Agent (or an LLM function) as another agent's tool  delegation
+  chat/ (feature)
+    Chat, ChatPaused, SavedChatError           a conversation over many turns: history, pauses, saved  chat
 
 Dependencies: pydantic, and openai once a client is made; python-dotenv only if you use `.env` files. The offline
 practice model is a package of its own, `practice_model/`, beside this one and optional:
@@ -89,9 +89,9 @@ _WHERE = {name: module for module, names in {
     ".budget": "ResultCache Price estimate_tokens count_tokens message_tokens trim_history",
     ".streaming": "Assembler",
     ".functions": "llm_function LLMFunctionError",
-    ".chat": "Chat ChatPaused SavedChatError",
     ".builtin.files": "FileToolset",
     ".delegation": "as_tool SubAgentEvent Delegated",
+    ".chat": "Chat ChatPaused SavedChatError",
 }.items() for name in names.split()}
 __all__ = sorted(_WHERE)  # what each name is, for type checkers and editors: __init__.pyi
 

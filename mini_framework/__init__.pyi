@@ -22,7 +22,6 @@ from .events import (
            ToolStarted,
 )
 from .executor import Executor, ToolError, ToolResult
-from .functions import LLMFunctionError, llm_function
 from .hooks import FeatureMissing, Hook, Plan, Request, Run
 from .media import (
            ImgPath,

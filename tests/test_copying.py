@@ -335,3 +335,32 @@ def test_everything_but_one_folder_still_runs(copies: dict[str, Launched], witho
     assert not (copies[f"no {without}"].project / "mini_framework" / without).exists()
     assert "22" in lines(out, "ANSWER")[0]
     assert without not in loaded(out) and "approvals" not in loaded(out)
+
+
+# ----------------------------------------------------------------------------- the whole folder, the README and the demo
+
+
+def readme_first_example() -> str:
+    """The README's first Python block."""
+    return re.findall(r"```python\n(.*?)```", README, re.S)[0]
+
+
+def test_the_whole_folder_runs_the_readme_example_and_the_demo(tmp_path: Path, site: Path,
+                                                                server: PracticeServer) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(PACKAGE, project / "mini_framework", ignore=shutil.ignore_patterns("__pycache__"))
+    demo = "from mini_framework.demo.__main__ import main\nprint('DEMO', main(['--no-chart']))\n"
+    out = Launched(project, site, readme_first_example() + "\n" + demo, server).stdout(timeout=120)
+    assert "22" in out.split("user>")[0]  # the README's weather answer, before the demo starts
+    assert "Support shop demo against practice" in out and "[approver] APPROVED refund_order" in out
+    assert lines(out, "DEMO") == ["0"]
+
+
+def test_the_demo_without_a_provider_says_it_needs_one(tmp_path: Path, site: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(PACKAGE, project / "mini_framework", ignore=shutil.ignore_patterns("__pycache__"))
+    code = "from mini_framework.demo.__main__ import main\nsys.exit(main([]))\n"
+    launched = Launched(project, site, code)
+    out, err = launched.process.communicate(timeout=120)
+    assert launched.process.returncode == 2, err[-2000:]
+    assert "needs a configured provider" in err and "LLM_BASE_URL" in err and "Traceback" not in err

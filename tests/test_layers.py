@@ -3,6 +3,7 @@
     core       mini_framework/*.py          imports only core modules (and the standard library, pydantic)
     feature    mini_framework/<feature>/    imports the core and its own folder
     built-in   mini_framework/builtin/      imports the core, the features and its own folder
+    app        mini_framework/demo/         imports the core, the features, the built-in tools, its own folder
 
 Every import statement of every module is read with `ast` (imports inside functions and under
 TYPE_CHECKING too), relative ones resolved. The core reaches a feature only by name, through
@@ -21,9 +22,10 @@ import pytest
 import mini_framework
 
 PACKAGE = Path(mini_framework.__file__).resolve().parent
-FEATURES = ("approvals", "media", "budget", "streaming", "schemas", "strict", "display", "numerals", "gauntlet", "functions",
-            "chat", "delegation")
+FEATURES = ("approvals", "media", "budget", "streaming", "schemas", "strict", "display", "numerals", "functions",
+            "chat", "delegation", "gauntlet")
 BUILTIN = "builtin"
+APPS = ("demo",)  # applications inside the package: they may import the core, the features and the built-in tools
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 THIRD_PARTY = {"pydantic", "typing_extensions", "pydantic_core"}  # what any layer may import at module level
 LAZY = {"openai": {"mini_framework.connection"}, "dotenv": {"mini_framework.connection"},
@@ -45,6 +47,8 @@ def layer(module: str) -> tuple[str, str]:
         return "feature", parts[1]
     if parts[1] == BUILTIN:
         return "builtin", BUILTIN
+    if parts[1] in APPS:
+        return "app", parts[1]
     return "core", ""
 
 
@@ -96,12 +100,14 @@ def breaks(importer: str, module: str, name: str | None, top_level: bool) -> str
         return f"the {folder} feature imports {reached}: a feature imports the core and its own folder only"
     if kind == "builtin" and to_kind not in ("core", "feature", "builtin"):
         return f"a built-in tool imports {reached}"
+    if kind == "app" and not (to_kind in ("core", "feature", "builtin") or to_folder == folder):
+        return f"the {folder} app imports {reached}"
     return None
 
 
 def test_every_layer_is_there():
     kinds = {layer(module_name(p))[0] for p in MODULES}
-    assert kinds == {"front door", "core", "feature", "builtin"}
+    assert kinds == {"front door", "core", "feature", "builtin", "app"}
     assert {layer(module_name(p))[1] for p in MODULES if layer(module_name(p))[0] == "feature"} == set(FEATURES)
 
 
@@ -124,6 +130,8 @@ def test_the_checker_catches_what_it_should():
     assert not breaks("mini_framework.connection", "openai", "OpenAI", False)
     assert not breaks("mini_framework.budget.spill", "mini_framework.budget.tokens", "estimate_tokens", True)
     assert not breaks("mini_framework.builtin.mail.tool", "mini_framework.approvals", "Pending", True)
+    assert not breaks("mini_framework.demo.support", "mini_framework.builtin.mail", "Outbox", True)
+    assert breaks("mini_framework.builtin.mail.tool", "mini_framework.demo.shop", "Shop", True)
     assert not breaks("mini_framework.approvals.gate", "mini_framework.hooks", "Hook", True)
     gate = imports(PACKAGE / "approvals" / "gate.py")
     assert ("mini_framework.hooks", "Hook", ) in {(m, n) for m, n, _, _ in gate}  # `from ..hooks import Hook`

@@ -28,6 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from ..builtin.files import FileToolset
 from ..builtin.mail import Outbox, make_send_email
 from ..media import ImgPath, MediaPolicy
 from ..tools import Tool, tool
@@ -75,11 +76,7 @@ class SupportDesk:
         self.log_lines: dict[str, str] = {}  # service -> an extra line in its log
         self.refunds: list[tuple[str, float]] = []
         self.vouchers: list[tuple[int, float]] = []
-        try:  # TEMPORARY until i19-1 lands
-            from ..builtin.files import FileToolset
-            self.file_tools = FileToolset(self.workspace).tools
-        except ImportError:
-            self.file_tools = []
+        self.files = FileToolset(self.workspace)
 
     def amount(self, order_id: str) -> float | None:
         """What an order cost, from the database (None for an unknown order)."""
@@ -95,14 +92,14 @@ class SupportDesk:
         mail = make_send_email(Outbox(self.outbox), allowed_recipients=["*@example.com"], max_per_run=2,
                                sender="support@shop.example", requires_approval=gate)
         return [self.shop.get_user_info, self.shop.get_orders, self.get_order_detail, self.order_chart,
-                self.view_upload, self.read_log, self.refund_order, voucher, mail, *self.file_tools]
+                self.view_upload, self.read_log, self.refund_order, voucher, mail, *self.files.tools]
 
     def assistant(self, client: Any, model: str, **options: Any) -> Any:
         """An Agent with the desk's tools, its spilled logs and images kept in the workspace."""
         from ..agent import Agent  # the demo layer builds the agent; nothing below it does
 
         options.setdefault("spill_dir", self.workspace / "logs")
-        options.setdefault("media", MediaPolicy(allowed_dirs=[self.workspace], include_working_dir=False))
+        options.setdefault("media", MediaPolicy(allowed_dirs=(self.workspace,), include_working_dir=False))
         return Agent(client, model, self.tools, instructions=INSTRUCTIONS, max_iterations=8, **options)
 
     @tool
@@ -135,7 +132,7 @@ class SupportDesk:
         caption = ", ".join(f"{o['order_id']} {o['total']:g}" for o in orders) or "no orders"
         path = self.workspace / "charts" / f"orders_{int(user_id)}.png"
         path.write_bytes(bar_chart([o["total"] for o in orders], title=f"orders of {customer}", caption=caption))
-        return ImgPath(str(path))
+        return ImgPath(path)
 
     @tool
     def view_upload(self, file_name: str) -> ImgPath | str:
@@ -151,10 +148,10 @@ class SupportDesk:
         if path.parent != uploads or not path.is_file():
             return f"no upload named {file_name!r}; uploads: {sorted(p.name for p in uploads.iterdir())}"
         if self.naive:
-            return ImgPath(str(path))
+            return ImgPath(path)
         clean = self.workspace / "charts" / f"upload_{path.stem}.png"
         clean.write_bytes(strip_text(path.read_bytes()))  # a picture from outside: its hidden text left behind
-        return ImgPath(str(clean))
+        return ImgPath(clean)
 
     @tool(too_long_to_file=2_000)
     def read_log(self, service: str) -> str:
