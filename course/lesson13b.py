@@ -2,7 +2,7 @@
 
 Exercise 1 hands the learner's `child_answer` finished, empty, long and paused runs of a child agent (made
 up here, no model involved) and checks what would reach the parent. Exercise 2 asks the learner's
-`child_limit` for a child's share of a parent's iteration budget.
+`child_limit` what is left of the requests the children of one run share.
 """
 from __future__ import annotations
 
@@ -126,32 +126,33 @@ def child_answer(child_answer: Callable[[Any, int], Any]) -> CheckResult:
 
 # ----------------------------------------------------------------------------- exercise 2
 
-# (parent's max_iterations, requests it made, share, the child's limit, why)
-LIMIT_CASES: list[tuple[int, int, float, int, str]] = [
-    (8, 0, 0.5, 4, "half of the 8 the parent has left"),
-    (8, 4, 0.5, 2, "the parent made 4 requests: half of the 4 left, not of 8"),
-    (10, 3, 0.5, 3, "half of 7 is 3.5: round down, or the child may use more than its share"),
-    (8, 7, 0.5, 1, "half of 1 is 0.5; while the parent has a request left, the child gets at least one"),
-    (8, 8, 0.5, 0, "the parent has nothing left: 0, the child may not start (not 'at least one')"),
-    (8, 10, 0.5, 0, "the parent already went past its cap (its last request without tools): 0, never negative"),
-    (6, 0, 1.0, 6, "a share of 1 is all the parent has left"),
+# (parent's max_iterations, share, requests the children spent, what the next child may make, why)
+LIMIT_CASES: list[tuple[int, float, int, int, str]] = [
+    (8, 1.0, 0, 8, "a share of 1: the children together may make as many requests as the parent"),
+    (8, 0.5, 0, 4, "half of 8"),
+    (8, 0.5, 3, 1, "4 for all the children, and 3 are spent: 1 left for the next one"),
+    (8, 0.5, 4, 0, "all 4 are spent: 0, the next child may not start"),
+    (8, 0.5, 6, 0, "more were spent than the share (a child's last request without tools): 0, never negative"),
+    (3, 0.5, 0, 1, "half of 3 is 1.5: round down, or the children make more than their share"),
+    (10, 0.25, 0, 2, "a quarter of 10 is 2.5: round down"),
+    (5, 0.1, 0, 0, "a tenth of 5 is 0.5, rounded down to 0: the share allows no request"),
 ]
 
 
-def child_limit(child_limit: Callable[[int, int, float], Any]) -> CheckResult:
-    """Exercise 2: a child's share of what the parent has left."""
+def child_limit(child_limit: Callable[[int, float, int], Any]) -> CheckResult:
+    """Exercise 2: what is left of the children's shared budget."""
     def test() -> str:
-        for number, (most, used, share, expected, why) in enumerate(LIMIT_CASES):
-            answer = child_limit(most, used, share)
+        for number, (most, share, used, expected, why) in enumerate(LIMIT_CASES):
+            answer = child_limit(most, share, used)
             if number == 0:
                 solved(answer)
             if not isinstance(answer, int) or isinstance(answer, bool):
-                raise AssertionError(f"child_limit({most}, {used}, {share}) returned {type(answer).__name__} "
-                                     f"{answer!r:.40}: max_iterations is a whole number (int)")
+                raise AssertionError(f"child_limit({most}, {share}, {used}) returned {type(answer).__name__} "
+                                     f"{answer!r:.40}: a number of requests is a whole number (int)")
             if answer != expected:
-                raise AssertionError(f"child_limit({most}, {used}, {share}) returned {answer}, not {expected}: {why}")
-        return f"{len(LIMIT_CASES)} budgets shared: a share of what is left, rounded down, none once it is spent"
-    return run_check(2, test, "What does the parent have left? The child gets a share of that.",
+                raise AssertionError(f"child_limit({most}, {share}, {used}) returned {answer}, not {expected}: {why}")
+        return f"{len(LIMIT_CASES)} budgets shared: share × the parent's cap, rounded down, less what was spent"
+    return run_check(2, test, "How many requests do all the children get together? And how many are gone?",
                      recipe=hint.recipes[2])
 
 
@@ -164,7 +165,7 @@ hint = Hints({
         "中文：先看 result.paused：暂停了就抛出 ToolError，列出每个待批准调用的 summary，不替人做决定；"
         "没有回答就返回一句说明；太长就先写好注明原文长度的说明，"
         "再保留 max_chars 减去说明长度的字符；否则原样返回 result.text。"),
-    2: ("left = parent_max - parent_used; if left <= 0, return 0. Otherwise return max(1, int(left * share)) "
-        "(int() rounds down for positive numbers).\n"
-        "中文：剩下的 = parent_max - parent_used；不大于 0 就返回 0；否则返回 max(1, int(剩下的 * share))。"),
+    2: ("The children's budget is int(parent_max * share) (int() rounds a positive number down); take away "
+        "`used`, and return 0 when that is below 0: max(0, ...).\n"
+        "中文：子 agent 的总预算是 int(parent_max * share)（int() 对正数向下取整）；减去 used，小于 0 时返回 0。"),
 })

@@ -55,17 +55,24 @@ def only_text(result, max_chars):
 # -- exercise 2: child_limit ----------------------------------------------------------------------
 
 
-def child_limit(parent_max, parent_used, share, *, of="left", rounding="down", floor_one="while_left"):
-    base = parent_max - parent_used if of == "left" else parent_max
-    raw = base * share
+def child_limit(parent_max, share, used, *, rounding="down", subtract=True, clamp=True):
+    raw = parent_max * share
     value = math.ceil(raw) if rounding == "up" else round(raw) if rounding == "nearest" else int(raw)
     if rounding == "float":
         value = raw
-    if floor_one == "always":
-        return max(1, value)
-    if floor_one == "never":
-        return max(0, value)
-    return 0 if base <= 0 else max(1, value)
+    if subtract:
+        value -= used
+    return max(0, value) if clamp else value
+
+
+def child_limit_at_least_one(parent_max, share, used):
+    """At least one request, always."""
+    return max(1, int(parent_max * share) - used)
+
+
+def child_limit_of_what_is_left(parent_max, share, used):
+    """A share of what is left: (parent_max - used) * share."""
+    return max(0, int((parent_max - used) * share))
 
 
 CASES = {
@@ -83,12 +90,13 @@ CASES = {
         [boom],
     ]),
     "child_limit": (lesson13b.child_limit, [child_limit], [stub], [
-        [wrong(child_limit, of="total")],  # a share of the parent's cap, not of what is left
+        [wrong(child_limit, subtract=False)],  # what was spent not taken away
         [wrong(child_limit, rounding="up")],  # math.ceil: more than the share
-        [wrong(child_limit, rounding="nearest")],  # round(): 3.5 -> 4
+        [wrong(child_limit, rounding="nearest")],  # round(): 2.5 -> 2 but 1.5 -> 2
         [wrong(child_limit, rounding="float")],  # a float
-        [wrong(child_limit, floor_one="always")],  # at least one even when nothing is left
-        [wrong(child_limit, floor_one="never")],  # 0 for half of 1
+        [wrong(child_limit, clamp=False)],  # negative once overspent
+        [child_limit_at_least_one],  # at least one even when nothing is left
+        [child_limit_of_what_is_left],  # a share of what is left, not of the cap
         [boom],
     ]),
 }
