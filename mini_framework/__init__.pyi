@@ -22,6 +22,7 @@ from .events import (
            ToolStarted,
 )
 from .executor import Executor, ToolError, ToolResult
+from .functions import LLMFunctionError, llm_function
 from .hooks import FeatureMissing, Hook, Plan, Request, Run
 from .media import (
            ImgPath,
