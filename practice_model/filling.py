@@ -73,7 +73,7 @@ _NAME_KINDS = {
     "who": "person", "author": "person", "contact": "person", "assignee": "person", "owner": "person",
     "symbol": "code", "ticker": "code", "code": "code", "sku": "code", "isbn": "code", "id": "id", "uuid": "id",
     "to": "place", "from": "place", "source": "place", "target": "place",
-    "path": "file", "file": "file", "filename": "file", "glob": "glob", "pattern": "regex", "regex": "regex",
+    "path": "path", "file": "path", "filename": "path", "filepath": "path", "glob": "path", "folder": "path",
 }
 _FREE_TEXT = set("""query q text expression expr formula content message msg prompt question keyword keywords body
 subject title input sql search topic description note notes comment sentence statement instruction task term phrase
@@ -94,11 +94,10 @@ _DESCRIPTION_KINDS = [            # when the name says nothing ('a', 'q', 'arg1'
 _POOL_KINDS = {"credential": ("credential",), "id_number": ("id_number",),
                "email": ("email",), "url": ("url",), "date": ("date",), "currency": ("currency",),
                "language": ("language",), "unit": ("unit",), "status": ("status",), "city": ("city",),
-               "person": ("person",), "code": ("code",), "id": ("code", "number"),
-               "place": ("email", "city", "currency", "language"), "file": ("file",)}
-_ORDER = ["enum", "credential", "id_number", "email", "url", "glob", "file", "regex", "date", "currency", "language",
-          "unit", "status", "place",
-          "city", "person",
+               "person": ("person",), "code": ("code",), "id": ("code", "number"), "path": ("path", "quoted", "code"),
+               "place": ("email", "city", "currency", "language")}
+_ORDER = ["enum", "credential", "id_number", "email", "url", "path", "date", "currency", "language", "unit", "status",
+          "place", "city", "person",
           "code", "id", "number", "boolean", "array", "object", "string", "text"]
 _FROM_WORDS = {"from", "origin", "source", "src", "departure", "depart", "start", "base", "出发", "起点", "始发", "源"}
 _TO_WORDS = {"to", "destination", "dest", "target", "arrival", "arrive", "end", "目的", "目标", "终点", "到达"}
@@ -113,8 +112,6 @@ def param_kind(p: Param) -> str:
 
     >>> param_kind(Param("user_name", {"type": "string"}, True, ""))
     'person'
-    >>> param_kind(Param("path", {"type": "string"}, True, "")), param_kind(Param("path_pattern", {}, True, ""))
-    ('file', 'glob')
     """
     kind = json_type(p.schema)
     if isinstance(p.schema.get("enum"), list) and p.schema["enum"]:
@@ -131,8 +128,6 @@ def param_kind(p: Param) -> str:
                            for a, b in pairwise(raw)):
         return "id_number"                                # id_number, id_card, passport_number, national_id
     words = [stem(w) if w not in _NAME_KINDS else w for w in raw]
-    if words[-2:] == ["path", "pattern"] or words[-1:] == ["glob"]:
-        return "glob"                                     # grep's path_pattern: '*.md'
     for i in range(len(words) - 1, -1, -1):
         w = words[i]
         if w in _FREE_TEXT:
@@ -142,6 +137,8 @@ def param_kind(p: Param) -> str:
             earlier = [_NAME_KINDS.get(x, "") for x in words[:i]]
             if "city" in earlier:
                 return "city"
+            if "path" in earlier:
+                return "path"                                 # file_name
             if _NOT_PEOPLE & set(words[:i]):
                 return "string"
         if found and found != "place":
@@ -380,7 +377,7 @@ def _text_value(p: Param, pool: _Pool, reading: Reading, evidence_only: bool) ->
         return re.sub(r"\s+", " ", salient(reading.text)).strip() or _MISSING
     chars = list(reading.text)
     for e in pool.used + [e for e in pool.free if e.kind in ("email", "url")]:
-        if e.kind in ("email", "url", "person", "city", "code", "date", "file", "glob"):
+        if e.kind in ("email", "url", "person", "city", "code", "date", "path"):
             chars[e.start:e.end] = " " * (e.end - e.start)
     text = "".join(chars)
     said = _SAYING.search(text)                           # '…，说明天开会' / '… saying we moved'
@@ -423,14 +420,10 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
         return _value_kind(p, kind, pool)
     if kind == "text":
         return _text_value(p, pool, reading, optional)
-    if kind == "regex":                                     # what to search for: only what the request quotes
-        hit = pool.take(("quoted",))
-        return hit.value if hit else _MISSING
-    if kind == "glob":                                      # a glob the request gives, else the file it names
-        hit = pool.take(("glob",)) or next((e for e in pool.used + pool.free if e.kind == "file"), None)
-        return hit.value if hit else _MISSING if optional else "*"
     if kind in _POOL_KINDS:
         accept = (lambda e: e.kind != "number" or _numeric_ok(e, p, kind, reading)) if kind == "id" else None
+        if kind == "path":
+            accept = _path_accepted(p)
         hit = pool.take(_POOL_KINDS[kind], param_role(p), accept)
         return _convert(hit.text if hit.kind == "number" else hit.value, p) if hit else _MISSING
     # a string the name says nothing about: a value its description lists, else a quoted string or a code
@@ -439,6 +432,14 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
             return candidate
     hit = pool.take(("quoted", "code"))
     return hit.value if hit else _MISSING
+
+
+def _path_accepted(p: Param) -> Any:
+    """Which entities a path parameter takes: a path; a quoted or code value that looks like one (a '/' or a '.', or
+    a bare name); a glob (*, ?, [) only when the parameter takes globs ('path_pattern', 'a glob')."""
+    globs = bool({"glob", "pattern"} & set(split_identifier(p.name)) or "glob" in p.description)
+    return lambda e: (e.kind == "path" or (isinstance(e.value, str) and not re.search(r"\s", e.value))) and (
+        globs or not set("*?[") & set(str(e.value)))
 
 
 def _array_value(p: Param, pool: _Pool, tool: OfferedTool, reading: Reading, root: Any, depth: int) -> Any:

@@ -341,8 +341,8 @@ class Entity:
     """A value found in a request, ready to become an argument."""
 
     kind: str
-    """'email', 'url', 'credential', 'id_number', 'quoted', 'file', 'glob', 'date', 'city', 'person', 'code',
-    'number', or a value kind: 'currency', 'unit', 'status', 'language'."""
+    """'email', 'url', 'credential', 'id_number', 'path', 'quoted', 'date', 'city', 'person', 'code', 'number',
+    or a value kind: 'currency', 'unit', 'status', 'language'."""
     value: Any
     """What goes into an argument: '北京', 35, 'USD', '2024-05-20', 'Alice'."""
     text: str
@@ -404,12 +404,11 @@ def secrets_in(text: str) -> list[tuple[str, str, int, int]]:
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _URL = re.compile(r"https?://[^\s\"'“”<>，。]+")
+# a file path or glob with a known extension: 'docs/policy.md', 'notes.txt', '*.md', 'src/**/*.py'
+_PATH = re.compile(r"(?<![\w./@:*-])(?:[\w*?-][\w*?.-]*/)*[\w*?-][\w*?.-]*\.(?:md|txt|py|json|csv|ya?ml|toml|log|ini|"
+                   r"cfg|html?|js|ts|sql|xml|rst|ipynb|png|jpe?g|gif|webp|pdf|docx?|xlsx?|\*)(?![\w/])")
 _QUOTED = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”|「([^」\n]+)」|『([^』\n]+)』|‘([^’\n]+)’|《([^》\n]+)》"
                      r"|(?<![A-Za-z])'([^'\n]+)'(?![A-Za-z])")
-# a file's name with an extension, maybe in folders ('policy.md', 'docs/faq.md'), and a glob ('*.md', 'logs/*')
-_FILE = re.compile(r"(?<![\w./*-])(?:[\w-]+/)*[\w-]+\.(?:md|txt|csv|json|jsonl|log|py|yaml|yml|toml|ini|cfg|html|xml)"
-                   r"(?![\w.])", re.ASCII)
-_GLOB = re.compile(r"(?<![\w./*-])(?:[\w-]+/)*(?:\*\*/)?[\w-]*\*[\w.*-]*(?![\w/])", re.ASCII)
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday"
 _DATE = re.compile(
     r"(?P<iso>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?"
@@ -507,8 +506,6 @@ def extract_entities(text: str) -> list[Entity]:
 
     >>> [(e.kind, e.value) for e in extract_entities("下周五从上海飞东京")]
     [('date', '下周五'), ('city', '上海'), ('city', '东京')]
-    >>> [(e.kind, e.value) for e in extract_entities("在 *.md 里找退款，再读 docs/policy.md")]
-    [('glob', '*.md'), ('file', 'docs/policy.md')]
     """
     found: list[Entity] = []
     taken = bytearray(len(text))
@@ -524,10 +521,8 @@ def extract_entities(text: str) -> list[Entity]:
         add("url", m.group().rstrip(".,;:!?)"), m.start(), m.start() + len(m.group().rstrip(".,;:!?)")))
     for kind, secret, start, end in secrets_in(text):
         add(kind, secret, start, end)
-    for m in _GLOB.finditer(text):
-        add("glob", m.group(), *m.span())
-    for m in _FILE.finditer(text):
-        add("file", m.group(), *m.span())
+    for m in _PATH.finditer(text):
+        add("path", m.group(), *m.span())
     for m in _QUOTED.finditer(text):
         inner = next(g for g in m.groups() if g is not None)
         add("quoted", inner.strip(), *m.span())
@@ -629,8 +624,6 @@ def _read(text: str) -> Reading:
             tags |= {operator, "#calculate"}
     if any(DISCOUNT.fullmatch(n.text) for n in numbers):
         tags |= {"#discount", "#multiply"}          # '打八折' asks for price × 0.8
-    if any(e.kind in ("file", "glob") for e in extracted):
-        tags |= describe("file")                    # 'policy.md' is a file, whatever the sentence around it says
     entities.sort(key=lambda e: e.start)
     return Reading(text, detect_language(text), tuple(entities[:MAX_ENTITIES]), frozenset(tags),
                    frozenset(_plain_features(intent) | tags))

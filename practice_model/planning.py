@@ -26,6 +26,10 @@ Two pitfalls happen here on purpose, because real models fall into them (lessons
   (`language.STOP_REPEATING`, as the framework's repeated-call guard says). A description that
   states the result is authoritative ('查一次即可作答') causes nothing of the kind.
 
+A tool that changes files (`spilled.writes_files`: a path parameter, and writing words in its name or at
+the start of its description, like sed or echo_into) is planned only when the request asks for a change
+(CHANGE_ASKED), as a careful model does: "read notes.txt" never overwrites notes.txt.
+
 A result the framework spilled to a file (its `<system-reminder>` names the file) is followed up
 before anything else: the offered tool that reads files is called on it (`spilled.reading_calls`),
 once; then the planner answers.
@@ -50,13 +54,16 @@ from .language import DOUBT, FINAL, STOP_REPEATING, describe, salient, small_tal
 from .ranking import rank_tools, relevant_tools
 from .schemas import Param, json_type
 from .situation import Call, OfferedTool, Situation, error_of, once
-from .spilled import reading_calls
+from .spilled import reading_calls, writes_files
 from .wire import canonical_json
 
 # a request about what an image shows (asked after a tool drew or fetched one)
 ABOUT_IMAGE = re.compile(r"(?i)图里|图中|图上|图表里|图表中|图片里|图片中|照片里|画面|显示|看到|看看|描述|内容|哪|什么|"
                          r"多少|几|趋势|\b(?:image|picture|photo|chart|graph|plot|"
                          r"show|shows|see|look|which|what|how many|how much|trend|describe)\b|[?？]")
+CHANGE_ASKED = re.compile(r"(?i)\b(?:write|rewrite|overwrite|replace|change|edit|update|save|create|fix|modify|append|"
+                          r"add|insert|delete|remove|rename|correct|substitute|put)\b|写|改|替换|保存|覆盖|创建|新建|"
+                          r"更新|编辑|删除|添加|加上|追加")
 MAX_ROUNDS = 8          # tool-call rounds after one user message before the planner insists on answering
 MAX_CALLS = 8           # calls in one reply, all tools together
 OUTRANKED = 0.75        # below this share of another tool's score, a tool using the same values is left out
@@ -178,7 +185,8 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
     looking = media_calls(s, done)
     if looking:
         return looking
-    relevant = [t for t in relevant_tools(s) if not looks_at_media(t)]
+    asked_change = CHANGE_ASKED.search(s.request.text)
+    relevant = [t for t in relevant_tools(s) if not looks_at_media(t) and (asked_change or not writes_files(t))]
     budget = [MAX_EXPANSIONS]
     planned = ([c for t in relevant for c in _plan_tool(t, s, done, frozenset(), budget)] if relevant
                else _follow_up(s, done))

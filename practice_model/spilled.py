@@ -73,6 +73,9 @@ _WRITING = {"write", "writes", "delete", "remove", "rm", "send", "upload", "save
             "move", "rename", "overwrite", "put", "post", "update"}
 _WRITING_ZH = re.compile("写入|删除|发送|上传|保存|修改")
 _REGEX = re.compile(r"(?i)regex|regular expression|正则")
+_CHANGING = re.compile(r"(?i)^\W*(?:write|writes|replace|replaces|overwrite|overwrites|edit|edits|update|updates|save|"
+                       r"saves|create|creates|append|appends|delete|deletes|remove|removes|rename|insert|change|"
+                       r"changes|modify|modifies)\b|^\W*(?:写|替换|覆盖|修改|编辑|保存|创建|删除|追加)")
 
 
 @dataclass(frozen=True)
@@ -146,15 +149,28 @@ def reader(tool: OfferedTool) -> str | None:
     >>> reader(grep), reader(save)
     ('search', None)
     """
-    if _path_param(tool) is None:
-        return None
-    words = set(split_identifier(tool.name))
-    if words & _WRITING or _WRITING_ZH.search(tool.name):
+    if _path_param(tool) is None or writes_files(tool):
         return None
     text = " ".join(split_identifier(tool.name)) + " " + tool.description
     if not _READING.search(text):
         return None
     return "search" if _pattern_param(tool) is not None else "read"
+
+
+def writes_files(tool: OfferedTool) -> bool:
+    """Whether a tool changes the file it is given: a path parameter, and writing words in its name or at the start
+    of its description ('sed' described "Replace a regular expression in lines ..." does).
+
+    >>> from practice_model.situation import offered_tool
+    >>> sed = offered_tool({"name": "sed", "description": "Replace a regular expression in a file.",
+    ...     "parameters": {"properties": {"path": {"type": "string"}, "pattern": {"type": "string"}}}})
+    >>> writes_files(sed), reader(sed)
+    (True, None)
+    """
+    if _path_param(tool) is None:
+        return False
+    words = set(split_identifier(tool.name))
+    return bool(words & _WRITING or _WRITING_ZH.search(tool.name) or _CHANGING.search(tool.description))
 
 
 def _readers(s: Situation) -> list[tuple[str, OfferedTool]]:

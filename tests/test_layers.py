@@ -132,6 +132,9 @@ def test_the_checker_catches_what_it_should():
     assert not breaks("mini_framework.builtin.mail.tool", "mini_framework.approvals", "Pending", True)
     assert not breaks("mini_framework.demo.support", "mini_framework.builtin.mail", "Outbox", True)
     assert breaks("mini_framework.builtin.mail.tool", "mini_framework.demo.shop", "Shop", True)
+    assert not breaks("mini_framework.builtin.files.toolset", "mini_framework.tools", "tool", True)
+    assert breaks("mini_framework.builtin.files.search", "re2", None, True)  # google-re2 is no dependency
+    assert breaks("mini_framework.builtin.files.paths", "mini_framework", "FileToolset", True)
     assert not breaks("mini_framework.approvals.gate", "mini_framework.hooks", "Hook", True)
     gate = imports(PACKAGE / "approvals" / "gate.py")
     assert ("mini_framework.hooks", "Hook", ) in {(m, n) for m, n, _, _ in gate}  # `from ..hooks import Hook`

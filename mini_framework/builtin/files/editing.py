@@ -13,7 +13,8 @@ after that last check is itself replaced, its target untouched), and the folder 
 linked into place with os.link, which fails if the name appeared meanwhile (a plain check-then-replace
 where hard links are not supported). Guaranteed: no byte is written outside the workspace or through a
 link, and a reader sees the old file or the new one, never half of one. Not guaranteed: a process writing
-the file between the last check and the rename (microseconds) loses its write; the check is not a lock.
+the file between the last check and the rename (microseconds) loses its write; the check is not a lock. A
+process killed mid-write leaves its hidden temporary file behind (the tools never show hidden files).
 
 Windows gets the weaker walk of paths.py (each component lstat-ed, then used by its full path), the same
 last check and os.replace (MoveFileEx, which replaces a link rather than writing through it), and os.chmod

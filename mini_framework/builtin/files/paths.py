@@ -3,6 +3,7 @@
     parts_of("docs/plan.md")        -> ("docs", "plan.md"), or FileRefused saying why and what to do
     Workspace(root).read(parts, n)  -> (bytes, stat) of a regular file inside, links never followed
     Workspace(root).folder(parts)   a folder inside, reached component by component (editing.py writes there)
+    Workspace(root).relative(path)  "/srv/ws/logs/x.txt" -> "logs/x.txt": the workspace's own absolute paths
 
 A path is refused before the disk is touched when any spelling of it (as sent, URL-decoded up to three
 times, and each of those NFKC-normalised) has: a control or invisible character (NUL, bidi overrides,
@@ -10,10 +11,13 @@ zero-width marks), a space other than " ", a leading / or \\ (absolute), a ':' (
 stream), a leading '~', a '..' component, a component starting with '.' (hidden files and folders), a
 component ending in a dot or a space (Windows drops them), a Windows device name (CON, NUL, COM1, ...).
 So "%2e%2e/x", "．．/x" (fullwidth dots), "\u2025/x" (the two-dot leader) and "a\\..\\b" are all '..'.
-Both / and \\ separate components. A path must be in NFC (an NFD "café" is a different file from the "café"
-it looks like); other NFKC differences are allowed (a Chinese "报告（终稿）.md" keeps its fullwidth brackets),
-and editing.py refuses to create a file whose NFKC-casefolded name equals a different existing sibling's.
-Look-alikes across scripts (a Cyrillic "о" for a Latin "o") need the Unicode confusables table: not here.
+Both / and \\ separate components. An absolute path that starts with the workspace's own path (and a
+separator) is first made relative (`Workspace.relative`), then checked like any other: "/srv/ws/../etc"
+still has its '..', and "/srv/ws_other/x" is not inside "/srv/ws". A path must be in NFC (an NFD "café" is
+a different file from the "café" it looks like); other NFKC differences are allowed (a Chinese
+"报告（终稿）.md" keeps its fullwidth brackets), and editing.py refuses to create a file whose
+NFKC-casefolded name equals a different existing sibling's. Look-alikes across scripts (a Cyrillic "о" for
+a Latin "o") need the Unicode confusables table: not here.
 
 On the disk (POSIX: Linux, macOS): every folder is opened from the workspace root with
 O_DIRECTORY|O_NOFOLLOW relative to its parent's descriptor, and a file is lstat-ed, then opened with
@@ -66,10 +70,10 @@ def parts_of(path: str) -> tuple[str, ...]:
         raise FileRefused("give a path relative to the workspace, e.g. notes/todo.md")
     if len(path) > MAX_PATH:
         raise FileRefused(f"the path is longer than {MAX_PATH} characters")
-    for spelling in _spellings(path):
+    for spelling in reversed(_spellings(path)):  # the most decoded first: what the path would mean
         if problem := _problem(spelling):
-            raise FileRefused(problem if spelling == path else f"{problem} (found once the path is URL-decoded or "
-                                                               "Unicode-normalised)")
+            raise FileRefused(problem if problem == _problem(path) else f"{problem} (found once the path is "
+                                                                         "URL-decoded or Unicode-normalised)")
     if unicodedata.normalize("NFC", path) != path:
         raise FileRefused("the path is not in Unicode NFC form (it may look like another file's name): write it "
                           "with composed characters")
@@ -90,7 +94,8 @@ def _spellings(path: str) -> list[str]:
 def _problem(spelling: str) -> str | None:
     """Why this spelling of a path is refused, or None."""
     if any(unicodedata.category(c) in _INVISIBLE or (c.isspace() and c != " ") for c in spelling):
-        return "a path with control or invisible characters (NUL, bidi marks, zero-width, tabs) is not allowed"
+        return ("a path with control or invisible characters (NUL, tabs, bidi marks, zero-width or unusual spaces) "
+                "is not allowed")
     if spelling.startswith(("/", "\\")):
         return "an absolute path is not allowed: give a path relative to the workspace, e.g. notes/todo.md"
     if ":" in spelling:
@@ -152,7 +157,7 @@ def refusal(st: os.stat_result | None, limit: int) -> str | None:
     if st.st_nlink > 1:
         return "it has more than one hard link (a hard link may lead outside the workspace), so it is not used"
     if st.st_size > limit:
-        return f"it is {st.st_size:,} bytes, over this toolset's limit of {limit:,}: grep finds lines in smaller files"
+        return f"it is {st.st_size:,} bytes, over this toolset's limit of {limit:,}, so it is neither read nor searched"
     return None
 
 
@@ -163,6 +168,15 @@ class Workspace:
         self.root = os.path.realpath(os.fspath(root))  # a link given as the workspace itself is the user's choice
         if not os.path.isdir(self.root):
             raise ValueError(f"the workspace {os.fspath(root)!r} is not a folder")
+        self.prefixes = tuple({os.path.join(p, "") for p in (self.root, os.path.abspath(os.fspath(root)))})
+
+    def relative(self, path: str) -> str:
+        """An absolute path that starts with the workspace's own path (a spilled result's reminder names its file
+        so) as the relative path after it, which then meets every check; any other path as it is."""
+        for prefix in self.prefixes if isinstance(path, str) else ():
+            if path.startswith(prefix) and path[len(prefix):]:
+                return path[len(prefix):]
+        return path
 
     @contextmanager
     def folder(self, parts: tuple[str, ...]) -> Iterator[Folder]:

@@ -27,15 +27,15 @@ def text_of(data: bytes) -> str:
     >>> text_of(b"PK\\x03\\x04\\x00")
     Traceback (most recent call last):
     ...
-    mini_framework.builtin.files.paths.FileRefused: it is a binary file (it has NUL bytes): only text files are used
+    mini_framework.builtin.files.paths.FileRefused: this is a binary file (it has NUL bytes): only text files are read
     """
     if b"\0" in data:
-        raise FileRefused("it is a binary file (it has NUL bytes): only text files are used")
+        raise FileRefused("this is a binary file (it has NUL bytes): only text files are read")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise FileRefused(f"it is not UTF-8 text (byte {error.start:,} cannot be read): only text files are "
-                          "used") from None
+        raise FileRefused(f"this file is not UTF-8 text (byte {error.start:,} cannot be read): only text "
+                          "files are read") from None
 
 
 def lines_of(text: str) -> list[str]:

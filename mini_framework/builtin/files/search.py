@@ -90,7 +90,7 @@ def run_worker(job: dict[str, Any], timeout: float) -> dict[str, Any]:
                               input=json.dumps(job, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     except subprocess.TimeoutExpired:
         raise FileRefused(f"the regular expression ran for more than {timeout:g} s and was stopped. Simplify it: "
-                          "nested repeats such as (a+)+ or (.*)* can take for ever; or narrow path_pattern") from None
+                          "nested repeats such as (a+)+ or (.*)* can take for ever") from None
     except OSError as error:
         raise FileRefused(f"the regular expression could not be run ({error.strerror or 'no worker'})") from None
     if done.returncode != 0:

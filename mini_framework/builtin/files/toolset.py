@@ -13,9 +13,10 @@ read nothing yet.
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, TypeVar
 
 from pydantic import Field
 
@@ -26,6 +27,22 @@ from .reading import body, lines_of, text_of, window
 from .search import grep, substitute
 
 __all__ = ["FileToolset"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def plain_errors(method: F) -> F:
+    """What the file system refuses (permissions, a full disk) becomes a FileRefused in its own short words,
+    without the path an OSError's text carries."""
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except OSError as error:
+            raise FileRefused(f"the file system refused: {error.strerror or type(error).__name__}; nothing was "
+                              "changed by this call") from None
+    return wrapper  # type: ignore[return-value]
+
 
 Path = Annotated[str, Field(description="a path relative to the workspace, e.g. notes/todo.md")]
 Line = Annotated[int, Field(ge=1, description="a line number; the first line is 1")]
@@ -81,9 +98,10 @@ class FileToolset:
         self.tools[2].preview = lambda args: self._preview(self._sed, args)  # type: ignore[attr-defined]
         self.tools[3].preview = lambda args: self._preview(self._echo, args)  # type: ignore[attr-defined]
 
+    @plain_errors
     def read_file(self, path: Path, start_line: Line = 1, end_line: Line | None = None) -> str:
         """Numbered lines start_line..end_line of a text file (read_file's description says the rest)."""
-        parts = parts_of(path)
+        parts = parts_of(self.workspace.relative(path))
         if end_line is not None and end_line < start_line:
             raise FileRefused(f"end_line ({end_line}) must not be before start_line ({start_line})")
         data, _ = self.workspace.read(parts, self.max_bytes)
@@ -92,12 +110,14 @@ class FileToolset:
             self.known[parts] = digest(data)
         return window("/".join(parts), text, start_line, end_line)
 
+    @plain_errors
     def grep(self, pattern: Annotated[str, Field(description="a regular expression, e.g. TODO|FIXME")],
              path_pattern: Annotated[str, Field(description="which files: a glob such as *.md or src/**/*.py")]) -> str:
         """The lines matching a regular expression in the files matching path_pattern."""
         return grep(self.workspace, pattern, path_pattern, limit=self.max_bytes, timeout=self.grep_timeout,
                     max_matches=self.max_matches)
 
+    @plain_errors
     def sed(self, path: Path, pattern: Annotated[str, Field(description="a regular expression, e.g. v(\\d+)")],
             replacement: Annotated[str, Field(description="what replaces each match; \\1 is the first group")],
             start_line: Line, end_line: Line) -> str:
@@ -107,6 +127,7 @@ class FileToolset:
             self._write(parts, old, after)
             return note
 
+    @plain_errors
     def echo_into(self, path: Path, content: Annotated[str, Field(description="the whole new text of the file")]
                   ) -> str:
         """Replace the whole text of a file this toolset has read, or create a new file."""
@@ -130,7 +151,7 @@ class FileToolset:
 
     def _sed(self, path: str, pattern: str, replacement: str, start_line: int, end_line: int) -> tuple[Any, ...]:
         """What sed would do: (parts, old stat, text before, text after, the answer)."""
-        parts, start, end = parts_of(path), start_line, end_line
+        parts, start, end = parts_of(self.workspace.relative(path)), start_line, end_line
         if end < start:
             raise FileRefused(f"end_line ({end}) must not be before start_line ({start})")
         old, before = self._current(parts)
@@ -146,6 +167,7 @@ class FileToolset:
         for index, (text, _) in enumerate(done, start - 1):
             lines[index] = text + lines[index][len(body(lines[index])):]
         after = "".join(lines)
+        self._encoded(after)
         changed = [f"{n:>6}\t{text[:300]}" for n, (text, count) in enumerate(done, start) if count][:20]
         note = (f"{'/'.join(parts)}: {sum(c for _, c in done)} replacement(s) in lines {start}-{end}; the file has "
                 f"{len(lines_of(after)):,} lines. Changed:\n" + "\n".join(changed))
@@ -153,11 +175,8 @@ class FileToolset:
 
     def _echo(self, path: str, content: str) -> tuple[Any, ...]:
         """What echo_into would do: (parts, old stat or None, text before, text after, the answer)."""
-        parts = parts_of(path)
-        if "\0" in content:
-            raise FileRefused("content has a NUL character: only text files are written")
-        if len(content.encode("utf-8", "surrogatepass")) > self.max_bytes:
-            raise FileRefused(f"content is over this toolset's limit of {self.max_bytes:,} bytes")
+        parts = parts_of(self.workspace.relative(path))
+        self._encoded(content)
         new = parts not in self.known and self._missing(parts)
         old, before = (None, "") if new else self._current(parts)
         note = f"{'/'.join(parts)}: {'created' if new else 'written'}, {len(lines_of(content)):,} lines"
@@ -168,12 +187,21 @@ class FileToolset:
         with self.workspace.folder(parts[:-1]) as folder:
             return folder.lstat(parts[-1]) is None
 
-    def _write(self, parts: tuple[str, ...], old: os.stat_result | None, text: str) -> None:
-        """Write the text, and remember its hash: the next edit starts from it."""
+    def _encoded(self, text: str) -> bytes:
+        """The new text as the bytes to write, or FileRefused: text files only, within the size limit."""
+        if "\0" in text:
+            raise FileRefused("the new text has a NUL character: only text files are written")
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
             raise FileRefused("the new text has characters UTF-8 cannot hold (lone surrogates)") from None
+        if len(data) > self.max_bytes:
+            raise FileRefused(f"the new text is over this toolset's limit of {self.max_bytes:,} bytes")
+        return data
+
+    def _write(self, parts: tuple[str, ...], old: os.stat_result | None, text: str) -> None:
+        """Write the text, and remember its hash: the next edit starts from it."""
+        data = self._encoded(text)
         write(self.workspace, parts, data, old)
         self.known[parts] = digest(data)
 
