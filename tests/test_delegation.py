@@ -386,3 +386,81 @@ def test_the_answer_is_shaped_by_the_parents_format_result_and_an_empty_task_is_
     first, second = parent.run("go").tool_results
     assert json.loads(first.content) == {"status": "success", "data": "Paris: sunny, 22°C."}
     assert second.failure == "invalid_arguments" and "task" in second.content and RAN == [("get_weather", "Paris")]
+
+
+def test_a_failing_event_handler_of_the_parent_is_the_parents_error_not_the_sub_agents():
+    def handler(event):
+        if isinstance(event, SubAgentEvent) and isinstance(event.innermost, ToolStarted):
+            raise RuntimeError("the handler's own bug")
+
+    parent = Agent(client(), "practice", [expert_tool(weather_expert())])
+    with pytest.raises(RuntimeError, match="the handler's own bug"):
+        parent.run("What is the weather in Paris?", on_event=handler)
+    events = parent.events("What is the weather in Rome?")
+    assert [type(next(events)).__name__ for _ in range(4)] == ["ModelRequest", "ModelResponse", "ToolStarted",
+                                                               "SubAgentEvent"]
+    events.close()  # abandoned inside the sub-agent: the run stops, nothing is left waiting
+
+
+class FakeLLMFunction:
+    """What as_tool needs of an LLM function: a signature, a docstring, and `arun` giving `.value` and `.usage`."""
+
+    def __init__(self, fail: bool = False):
+        self.fail = fail
+        self.__name__, self.__doc__ = "classify", "Classify a message as spam or not."
+
+    def __call__(self, text: str) -> str: ...
+
+    async def arun(self, text: str):
+        from mini_framework import RunResult, Usage
+
+        usage = Usage()
+        usage.add(30, 5)
+        run = RunResult("spam", [], [], usage, 1, False)
+        if self.fail:
+            error = RuntimeError("no valid answer in 3 tries")
+            error.results = [run, run]  # type: ignore[attr-defined]  # as LLMFunctionError carries them
+            raise error
+        return type("Answer", (), {"value": {"label": "spam", "text": text}, "usage": usage})()
+
+
+def test_an_llm_functions_usage_is_counted_in_the_parent_and_its_failure_is_a_tool_error():
+    for fail in (False, True):
+        function = as_tool(FakeLLMFunction(fail))
+        parent = Agent(ScriptedClient([reply(("c1", "classify", {"text": "WIN A PRIZE"}))]), "m", [function])
+        result = parent.run("go")
+        (called,) = result.tool_results
+        assert result.usage.requests == 2 + (2 if fail else 1)
+        assert sub_agent_usage(result)["classify"].prompt_tokens == (60 if fail else 30)
+        if fail:
+            assert called.failure == "exception" and "no valid answer in 3 tries" in called.content
+        else:
+            assert json.loads(called.content) == {"label": "spam", "text": "WIN A PRIZE"}
+
+
+def test_a_real_llm_function_as_a_tool_counts_its_tokens():
+    functions = pytest.importorskip("mini_framework.functions")
+
+    @functions.llm_function(client(), "practice")
+    def shout(text: str) -> str:
+        """Repeat {text} in capitals."""
+
+    parent = Agent(ScriptedClient([reply(("c1", "shout", {"text": "hello"}))]), "m", [as_tool(shout)])
+    result = parent.run("go")
+    assert result.tool_results[0].ok and result.usage.requests == 3  # the parent's 2, the function's 1
+    assert sub_agent_usage(result)["shout"].requests == 1
+
+
+def test_clashing_ids_two_levels_down_stay_told_apart():
+    def billing() -> Agent:
+        return Agent(ScriptedClient([reply(("r1", "refund", {"order_id": 1}))]), "m", [refund])
+
+    secretary = Agent(ScriptedClient([reply(("s1", "a", {"task": "t"}), ("s2", "b", {"task": "t"}))]), "m",
+                      [as_tool(billing(), name="a"), as_tool(billing(), name="b")])
+    parent = Agent(ScriptedClient([reply(("c1", "secretary", {"task": "t"}))]), "m",
+                   [as_tool(secretary, name="secretary")])
+    paused = parent.run("go")
+    assert [(p.id, p.agent) for p in paused.pending] == [("s1/r1", "secretary → a"), ("s2/r1", "secretary → b")]
+    paused.find("s2/r1").approve()
+    parent.resume(paused)
+    assert RAN == [("refund", 1)]

@@ -1,13 +1,15 @@
 """This feature's hook: `Delegation` runs the sub-agent behind each delegating call of a reply.
 
-Every Agent with a tool made by `as_tool(agent)` has it (the tool option `delegate`). It acts in
+Every Agent with a tool made by `as_tool(agent)` (or `as_tool(llm_function)`) has it (the tool option
+`delegate`). It acts in
 `before_calls`, after the approval gate (it is `last`, and places itself after the gate), so a reply
 whose own calls wait for a person starts no sub-agent until they are decided. For each delegating call:
 
     refused             a cycle (planner → researcher → planner), a depth past `max_depth`, or the shared
                         budget spent: the call is answered with why and what to do instead, never run
     run                 the sub-agents of one reply run concurrently; each is a shallow copy of its Agent
-                        with max_iterations = min(its own, the share left - 1): its requests fit the share
+                        with max_iterations = min(its own, its even part of what is left of the share - 1),
+                        so its requests fit; an LLM function is called with the call's arguments
     its events          reach the parent's handlers as SubAgentEvent (events.py), nested
     its usage           each of its requests is added to the parent's `usage` (so `result.usage.requests`,
                         tokens and `usage.cost(price)` include it); `sub_agent_usage(result)` splits it
@@ -29,8 +31,9 @@ its tools' timeouts and its client's timeout). A streaming sub-agent streams (it
 wrapped: print `event.innermost`). `usage.cost(price)` prices every token at one price: with models of
 different prices, price each sub-agent's part (`sub_agent_usage`) at its own. A run paused inside a
 sub-agent cannot be saved to a file yet (SavedRunError): decide it in this process. A gated delegating
-tool is refused (gate the sub-agent's tools instead). The parent's approver does not decide the
-sub-agent's calls: give the sub-agent its own, or its pause pauses the parent.
+tool is refused (gate the sub-agent's tools instead). The parent's approver and audit log do not see the
+sub-agent's calls: give the sub-agent its own (without an approver its pause pauses the parent). An LLM
+function's inner events are not forwarded (it takes no handler).
 """
 from __future__ import annotations
 
@@ -45,15 +48,15 @@ from dataclasses import dataclass, field
 
 from ..agent import Agent, repeat_key
 from ..concurrency import _private_loop
-from ..events import ToolStarted
-from ..executor import ToolResult, describe_exception, envelope, error_envelope, result_text
+from ..events import Event, ToolStarted
+from ..executor import ToolResult, describe_exception, envelope, error_envelope, result_text, to_text
 from ..hooks import Hook, Plan, Run
 from ..replies import ToolCall
 from ..schema import ToolDefinitionError
 from ..state import RunResult, Usage
 from .events import SubAgentEvent
 from .pending import Delegated
-from .tool import Delegate, answer_text
+from .tool import Delegate, answer_text, bounded
 
 __all__ = ["Delegation", "DelegationState", "default_hooks", "sub_agent_usage"]
 
@@ -69,6 +72,10 @@ TOO_DEEP = ("{name} was not run: {path} is more than {limit} level(s) of sub-age
             "tools, or answer with what you have.")
 SPENT = ("{name} was not run: the sub-agents of this run have used their share of model requests ({limit}). Stop "
          "calling sub-agents: answer the user with what you have.")
+
+
+class _FromParent(Exception):
+    """Raised through a sub-agent's run by what the parent's event handlers raised: the parent's to raise."""
 
 
 @dataclass
@@ -108,7 +115,10 @@ class Delegation(Hook):
                     _private_loop.set(None)  # (this task's own context: the caller's is untouched)
                 await self._run(run, plan)
 
-        await asyncio.gather(*(one(p) for p in mine if KEY in p.data))
+        outcomes = await asyncio.gather(*(one(p) for p in mine if KEY in p.data), return_exceptions=True)
+        for outcome in outcomes:  # (what a handler of the parent raised): once every sub-agent is done, none left
+            if isinstance(outcome, BaseException):  # behind running
+                raise outcome
         waiting = [item for p in mine if isinstance(p.held, list) for item in p.held]
         clashes = Counter(item.id for item in waiting)
         for item in waiting:
@@ -127,10 +137,12 @@ class Delegation(Hook):
         if refusal is not None:
             plan.answer(envelope("error", error=refusal), "not_run")
             return
-        even = left if left == math.inf else max(1, left // starting)  # (inf // 1 is nan)
-        allowed = int(min(spec.agent.max_iterations + 1, even))
-        child = copy.copy(spec.agent)  # its own max_iterations: concurrent and nested uses never race
-        child.max_iterations = allowed - 1  # so its requests, the last one without tools included, fit
+        child, allowed = None, 0  # an LLM function: what it uses is counted once it has used it
+        if isinstance(spec.agent, Agent):
+            even = left if left == math.inf else max(1, left // starting)  # (inf // 1 is nan)
+            allowed = int(min(spec.agent.max_iterations + 1, even))
+            child = copy.copy(spec.agent)  # its own max_iterations: concurrent and nested uses never race
+            child.max_iterations = allowed - 1  # so its requests, the last one without tools included, fit
         state.spent += allowed
         plan.data[KEY] = (child, None, allowed)
         if run.agent is not None:
@@ -146,16 +158,29 @@ class Delegation(Hook):
         run.emit(ToolStarted(run.state.iteration, plan.call))
         token = _CHAIN.set((*(_CHAIN.get() or (("", id(run.agent)),)), (spec.name, id(spec.agent))))
         started = time.perf_counter()
-        forward = lambda event: run.emit(SubAgentEvent(run.state.iteration, spec.name, event))  # noqa: E731
+
+        def forward(event: Event) -> None:
+            try:
+                run.emit(SubAgentEvent(run.state.iteration, spec.name, event))
+            except Exception as exc:  # the parent's own handler failed (or nobody reads its events() any more)
+                raise _FromParent from exc
+
+        result: RunResult | None = None
         try:
-            if paused is None:
+            if child is None:  # an LLM function, called with the validated arguments
+                args, kwargs = plan.tool.bind(plan.arguments)
+                answer = await spec.agent.arun(*args, **kwargs)
+                usage, value = getattr(answer, "usage", None), getattr(answer, "value", answer)
+                text = bounded(to_text(value), spec.max_answer_chars)
+            elif paused is None:
                 task = plan.arguments.model_dump()["task"]
                 result = await child.arun(task, context=run.state.context, on_event=forward)
             else:
                 result = await child.aresume(paused, on_event=forward)
+        except _FromParent as exc:
+            raise exc.__cause__ from None  # type: ignore[misc]  # the parent's, as if it had raised there
         except Exception as exc:  # the sub-agent's failure is this call's error, never the parent's
-            partial = getattr(exc, "partial_result", None)
-            used = self._count(run, state, spec, plan, partial.usage if isinstance(partial, RunResult) else None)
+            used = self._count(run, state, spec, plan, _usage_of(exc))
             state.spent += used - allowed
             del plan.data[KEY]
             log.warning("sub-agent %s failed (call %s): %s", spec.name, plan.call.id,
@@ -165,15 +190,17 @@ class Delegation(Hook):
             return
         finally:
             _CHAIN.reset(token)
-        used = self._count(run, state, spec, plan, result.usage)
-        if result.paused:
+        if result is not None:
+            usage, value, text = result.usage, result, answer_text(result, spec.max_answer_chars)
+        used = self._count(run, state, spec, plan, usage if isinstance(usage, Usage) else None)
+        if result is not None and result.paused:
             plan.data[KEY] = (child, result, allowed)
             plan.hold([Delegated(item, spec.name, plan.call) for item in result.pending])
             return
         del plan.data[KEY]
         state.spent += used - allowed  # what it did not use is given back (more, if its sub-agents overspent)
-        plan.answered = ToolResult(plan.call, _answer(run, plan, answer_text(result, spec.max_answer_chars)), ok=True,
-                                   value=result, seconds=time.perf_counter() - started)
+        plan.answered = ToolResult(plan.call, _answer(run, plan, text), ok=True, value=value,
+                                   seconds=time.perf_counter() - started)
 
     @staticmethod
     def _count(run: Run, state: DelegationState, spec: Delegate, plan: Plan, usage: Usage | None) -> int:
@@ -206,6 +233,19 @@ def _limit(run: Run, spec: Delegate) -> float:
     if spec.share is None or run.agent is None:
         return math.inf
     return math.floor(spec.share * run.agent.max_iterations)
+
+
+def _usage_of(exc: BaseException) -> Usage | None:
+    """What a failed sub-agent used: its partial result's usage, or an LLM function's runs' (LLMFunctionError)."""
+    partial = getattr(exc, "partial_result", None)
+    runs = [partial] if isinstance(partial, RunResult) else getattr(exc, "results", None)
+    if not isinstance(runs, list) or not runs:
+        return None
+    total = Usage()
+    for one in (r.usage.per_request for r in runs if isinstance(r, RunResult)):
+        for request in one:
+            total.add(request.prompt_tokens, request.completion_tokens, request.cached_tokens)
+    return total
 
 
 def _answer(run: Run, plan: Plan, text: str) -> str:

@@ -31,9 +31,9 @@ class Delegated:
     id: str = ""  # for result.find(): the sub-agent's call id (prefixed with `via.id/` if two would clash)
 
     def __post_init__(self) -> None:
+        self.id = self.id or self.item.id  # (a sub-agent's sub-agent's item: the id it had there)
         if isinstance(self.item, Delegated):  # one level deeper: keep the real item, name the whole path
             self.agent, self.item = f"{self.agent} → {self.item.agent}", self.item.item
-        self.id = self.id or self.item.id
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name == "item":  # copy and pickle look for these before __init__ ran

@@ -10,9 +10,11 @@ conversation, so the tool tells the model to write the whole task. Inside an Age
 the Delegation hook (hook.py: usage, the shared budget, depth and cycles, nested events, pauses); called
 on its own (`tool(task=...)`), it just runs the sub-agent and returns its bounded answer.
 
-Any other function (an `@llm_function`, sync or async, or any callable) becomes a plain tool with its own
-parameters; only its answer is bounded (`max_answer_chars`). It runs like any tool, in the parent's
-executor: a function reports no usage, so its tokens are not in the parent's count.
+A function (an `@llm_function`, sync or async, or any callable) becomes a tool with its own parameters,
+its answer bounded (`max_answer_chars`). An LLM function, which has `arun(...)` giving the value and its
+usage, is run by the hook too: its requests and tokens are counted in the parent's, and count against the
+shared budget once made (it is bounded by its own retries, not granted iterations). Any other function
+runs like any tool, in the parent's executor, and reports no usage.
 """
 from __future__ import annotations
 
@@ -43,7 +45,8 @@ CAPPED = "\n(The sub-agent stopped at its iteration limit: this answer may be in
 class Delegate:
     """What a delegating tool runs and within which limits (the tool option `delegate`, read by hook.py)."""
 
-    agent: Agent  # the sub-agent (each run uses a shallow copy of it, with the iterations it was granted)
+    agent: Any  # the sub-agent: an Agent (each run a shallow copy, with the iterations it was granted), or an LLM
+    # function (anything with `await agent.arun(...)` giving `.value` and `.usage`, as @llm_function's has)
     name: str  # its tool's name: how events, pending calls and messages name it
     share: float | None  # of the parent's max_iterations, the requests all its sub-agents may make; None: no limit
     max_answer_chars: int  # what the parent model reads of the answer, at most
@@ -65,16 +68,19 @@ def as_tool(agent: Agent | Callable[..., Any], *, name: str | None = None, descr
     """
     if isinstance(max_answer_chars, bool) or not isinstance(max_answer_chars, int) or max_answer_chars < 100:
         raise ValueError(f"max_answer_chars is a whole number of characters, 100 or more; not {max_answer_chars!r}")
-    if not isinstance(agent, Agent):
-        if not callable(agent) or isinstance(agent, Tool):
-            raise TypeError(f"as_tool() takes an Agent or a function (an LLM function), not {agent!r:.60}")
-        return _function_tool(agent, name, description, max_answer_chars)
     if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float))
                               or not 0 < share < math.inf):
         raise ValueError(f"share is a number above 0 (1.0: as many requests as the parent may make), or None; "
                          f"not {share!r}")
     if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
         raise ValueError(f"max_depth is a whole number of levels, 1 or more; not {max_depth!r}")
+    if not isinstance(agent, Agent):
+        if not callable(agent) or isinstance(agent, Tool):
+            raise TypeError(f"as_tool() takes an Agent or a function (an LLM function), not {agent!r:.60}")
+        made = _function_tool(agent, name, description, max_answer_chars)
+        if callable(getattr(agent, "arun", None)):  # an LLM function: its usage can be counted
+            made.options["delegate"] = Delegate(agent, made.name, share, max_answer_chars, max_depth)
+        return made
     name = name or "sub_agent"
     if description is None:
         description = "Hands a task to a sub-agent, which answers with text."
@@ -122,5 +128,6 @@ def _function_tool(function: Callable[..., Any], name: str | None, description: 
             value = function(*args, **kwargs)
             return bounded(to_text(run_sync(value) if inspect.iscoroutine(value) else value), limit)
     functools.update_wrapper(answer, function)
-    answer.__annotations__ = {**getattr(function, "__annotations__", {}), "return": str}
+    hinted = function if inspect.isroutine(function) else type(function).__call__  # a callable object's own
+    answer.__annotations__ = {**getattr(hinted, "__annotations__", {}), "return": str}
     return Tool(name, description, func=answer)
