@@ -6,7 +6,8 @@ model, offline"), so every lesson has to get through it. Recorded against llama-
 
     refuse(body)            an assistant message with `tool_calls` and `content` null or absent: 500
                             (its request validation, and its prompt template reading `message.content`);
-                            `tool_choice: "required"`: 500 with an empty message
+                            `tool_choice: "required"`: 500 with an empty message; `response_format` of type
+                            `json_schema`: 500, "Input should be 'text' or 'json_object'" (its request model)
     decide(reply, body)     tools are called only when `tool_choice` names one function (then once, that
                             one); with "auto" or no `tool_choice` the small model answers in words, ""
 
@@ -50,6 +51,12 @@ def refuse(body: dict[str, Any]) -> None:
                                 "string', 'input': None}", SERVER_ERROR)
     if body.get("tool_choice") == "required":
         raise ApiError(500, "", SERVER_ERROR)
+    fmt = body.get("response_format")
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
+    if isinstance(kind, str) and kind not in ("text", "json_object"):  # its request model knows only these two
+        raise ApiError(500, f"1 validation error:\n  {{'type': 'literal_error', 'loc': ('body', 'response_format', "
+                            f"'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': {kind!r}, 'ctx': "
+                            f"{{'expected': \"'text' or 'json_object'\"}}}}", SERVER_ERROR)
 
 
 def forced(body: dict[str, Any]) -> str | None:

@@ -20,7 +20,8 @@ arrives here is usable. Then, deterministically:
   0, false, [], {}). An array of objects gets one item per reported call. `const`, `minimum`/
   `maximum`, `minItems`/`maxItems` and `minLength`/`maxLength` are respected.
 - `json_object` with a JSON schema written in a system message (a client whose provider takes only
-  json_object puts it there): a document for that schema, as for `json_schema`.
+  json_object puts it there), or given beside it (`{"type": "json_object", "schema": ...}`, llama.cpp's
+  JSON mode): a document for that schema, as for `json_schema`.
 - A latest user message that no call answered (a correction: "that was not valid JSON, answer
   again") reads the request before it too: its calls are what the answer reports, and its entities
   fill what the latest message does not name, as a model reading the whole conversation does.
@@ -49,7 +50,7 @@ from .language import stem
 from .phrasing import as_number, key_label, number
 from .reply import Reply
 from .schemas import Param, enum_of, json_type, resolve, value_of
-from .situation import Call, Entity, Situation, _latest_request, analyse, error_of, message_text, scalars
+from .situation import Call, Entity, Situation, analyse, error_of, is_tool_output, message_text, scalars
 
 log = logging.getLogger("practice_model")
 
@@ -278,8 +279,8 @@ def document(request: dict, text: str) -> str:
     facts = [fact(c) for c in reported_calls(told)] if told.calls else []
     fmt = value_of(request, "response_format", dict, {})
     schema = value_of(value_of(fmt, "json_schema", dict, {}), "schema", dict, {})
-    if fmt.get("type") == "json_object":
-        schema = prompted_schema(request)
+    if fmt.get("type") == "json_object":  # llama.cpp's JSON mode takes a schema beside it; else the prompt's
+        schema = value_of(fmt, "schema", dict, {}) or prompted_schema(request)
     if fmt.get("type") in ("json_schema", "json_object") and schema:
         value = _Builder(s, facts, text, schema, back.request.entities if back else ()).build(schema, "", facts, 0)
     else:
@@ -300,9 +301,10 @@ def _earlier(request: dict, s: Situation) -> Situation | None:
     """
     raw = request.get("messages")
     messages = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
-    latest = _latest_request(messages)
-    if s.calls or latest <= 0 or _latest_request(messages[:latest]) < 0:
+    requests = [i for i, m in enumerate(messages) if m.get("role") == "user" and not is_tool_output(m)]
+    if s.calls or len(requests) < 2:
         return None
+    latest = requests[-1]
     return analyse({**request, "messages": messages[:latest]})
 
 

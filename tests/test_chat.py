@@ -287,3 +287,10 @@ def test_a_tampered_paused_chat_is_refused_and_nothing_runs(practice, tmp_path):
     with pytest.raises(SavedChatError, match="no saved chat"):
         Chat.load(tmp_path / "missing.json", agent_of(practice), key=KEY)
     assert not SENT
+
+
+def test_messages_with_unanswered_calls_are_refused(practice):
+    calls = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "北京"}'}}]}
+    with pytest.raises(ValueError, match="not all answered"):
+        Chat(agent_of(practice), messages=[{"role": "user", "content": "北京天气"}, calls])

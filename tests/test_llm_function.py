@@ -51,7 +51,8 @@ class Recorder:
             if isinstance(step, Exception):
                 raise step
             response = self.real.chat.completions.create(**params)
-            response.choices[0].message.content = step
+            if step is not None:  # None: the practice model's own reply
+                response.choices[0].message.content = step
             return response
         return self.real.chat.completions.create(**params)
 
@@ -149,6 +150,23 @@ def test_with_tools_the_tools_run_and_the_final_answer_is_structured(practice):
     names = [r.call.name for r in answer.results[0].tool_results]
     assert names == ["get_weather", "get_weather"] and answer.usage.requests == 2
     assert all("tools" in r and r["response_format"]["type"] == "json_schema" for r in recorder.requests)
+
+
+def test_with_tools_an_invalid_final_answer_is_retried_in_the_same_conversation(practice):
+    recorder = Recorder(practice.client, [None, '{"city": "北京"}'])  # the call, then an answer missing fields
+
+    @llm_function(recorder, practice.model, tools=[get_weather])
+    def weather(question: str) -> Weather:
+        """{question}"""
+
+    answer = weather.run("北京现在天气怎么样？")
+    assert answer.value.temperature == 22 and len(answer.results) == 2
+    retry = recorder.requests[2]["messages"]
+    assert [m["role"] for m in retry] == ["user", "assistant", "tool", "assistant", "user"]
+    assert "temperature: Field required" in retry[-1]["content"] and "tools" in recorder.requests[2]
+    assert [r.call.name for r in answer.results[0].tool_results] == ["get_weather"]
+    assert answer.results[1].tool_results == []                     # the retry read the result it had
+    assert len(recorder.requests) == 3
 
 
 def test_an_async_function_gives_an_async_llm_function(practice):
@@ -266,3 +284,36 @@ def test_a_gated_tool_pauses_and_that_is_a_clear_error():
 
     with pytest.raises(LLMFunctionError, match="paused for a person's decision on send_email"):
         mail("hello")
+
+
+class Thing:
+    """Not something JSON can describe."""
+
+
+def test_a_return_type_that_is_not_json_is_refused_when_decorated(practice):
+    with pytest.raises(TypeError, match="cannot be described as JSON"):
+        @llm_function(practice.client, practice.model)
+        def make(text: str) -> Thing:
+            """Make a thing of {text}."""
+
+    with pytest.raises(TypeError, match="cannot be read"):
+        @llm_function(practice.client, practice.model)
+        def unknown(text: str) -> NoSuchType:  # type: ignore[name-defined]  # noqa: F821
+            """Make {text}."""
+
+
+def test_llama_cpp_refusing_json_schema_gets_its_json_mode_with_the_schema():
+    """practice@llamacpp answers json_schema as llama-cpp-python's server does (a 500 from its request model);
+    its JSON mode takes the schema beside it, which constrains decoding."""
+    llama = connect(max_retries=0)  # the SDK would retry the 500 twice first
+    recorder = Recorder(llama.client)
+
+    @llm_function(recorder, "practice@llamacpp")
+    def to_number(text: str) -> int:
+        """Write the number in {text} as digits."""
+
+    answer = to_number.run("一百二十三")
+    assert answer.value == 123 and answer.mode == "json_object_schema"
+    sent = recorder.requests[-1]["response_format"]
+    assert sent["type"] == "json_object" and sent["schema"]["properties"] == {"value": {"type": "integer"}}
+    assert to_number("四十二") == 42 and recorder.requests[-1]["response_format"]["type"] == "json_object"

@@ -69,6 +69,9 @@ class Chat:
         self.agent = agent
         self.max_history_tokens = max_history_tokens
         self.messages: list[dict[str, Any]] = [dict(as_dict(m)) for m in messages or ()]
+        if answered_prefix(self.messages) != self.messages:
+            raise ValueError("messages holds tool calls that are not all answered right after them (a paused run? "
+                             "resume it with agent.resume, or give the conversation up to before those calls)")
         self.result: RunResult | None = None  # the last turn's (paused while chat.paused)
         self.dropped = 0  # messages trimming has left out so far
         self._lock = threading.Lock()

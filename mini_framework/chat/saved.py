@@ -107,10 +107,13 @@ def load(kind: type[Chat], path: str | os.PathLike[str], agent: Agent, *, key: b
         messages = content.get("messages")
     if not isinstance(messages, list) or not all(isinstance(m, dict) and m.get("role") in ROLES for m in messages):
         raise SavedChatError(f"{name} cannot be loaded: its messages are not a conversation")
-    chat = kind(agent, max_history_tokens=budget, messages=messages)
+    try:
+        chat = kind(agent, max_history_tokens=budget, messages=None if result is not None else messages)
+    except ValueError as exc:
+        raise SavedChatError(f"{name} cannot be loaded: {exc}") from None
     chat.dropped, chat.result = dropped, result
     if result is not None:
-        chat.messages = result.messages  # one list: what resuming continues
+        chat.messages = result.messages  # the paused run's: what resuming continues
     return chat
 
 

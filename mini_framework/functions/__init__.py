@@ -7,7 +7,8 @@ annotation is the answer, validated (in the spirit of SimpleLLMFunc, https://git
 
 Needs: the core; the strict feature (mini_framework/strict/) for strict schemas, if it is there.
 """
-from .decorator import Answer, LLMFunctionError, llm_function, refused_format
-from .shape import Invalid, Shape, shape_of
+from .decorator import Answer, LLMFunctionError, llm_function, next_mode, refused_format
+from .shape import MODES, Invalid, Shape, shape_of
 
-__all__ = ["Answer", "Invalid", "LLMFunctionError", "Shape", "llm_function", "refused_format", "shape_of"]
+__all__ = ["Answer", "Invalid", "LLMFunctionError", "MODES", "Shape", "llm_function", "next_mode", "refused_format",
+           "shape_of"]

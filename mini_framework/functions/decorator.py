@@ -20,17 +20,26 @@ afresh on this framework's Agent. What one call does:
        every raw reply
     4. a provider that refuses `response_format` (a 400 or 422 naming it: DeepSeek answers
        json_schema with "This response_format type is unavailable now" and takes only
-       json_object) gets the next way down, remembered for that client and model:
+       json_object; llama-cpp-python's server answers it with a 500 from its request validation)
+       gets the next way down, remembered for that client and model:
        json_schema -> json_object (the schema in the system prompt) -> prompt (the schema in the
-       system prompt, no response_format; validation does the rest)
+       system prompt, no response_format; validation does the rest); after llama-cpp-python's
+       refusal first json_object_schema, its JSON mode with the schema beside it (`{"type":
+       "json_object", "schema": ...}`), which constrains decoding so even a tiny model writes JSON
+       that fits (whether its values are right is another matter)
 
 A `str` return (or none) is plain text: no response_format, no schema. An `async def` gives an async
 function. `fn.run(...)` / `await fn.arun(...)` return an `Answer`: the value with every RunResult
 (usage, the messages sent), for a caller that counts tokens or shows what happened.
 
+The filled docstring is the user message (the arguments are the request); `instructions=` goes in the
+system prompt, with the schema when the mode needs it there.
+
 Concessions: the function's body is never run (write `...`); a tool that needs approval pauses the run,
 and an LLM function cannot wait for a person, so that is an LLMFunctionError (give it `approver=`);
-the choice remembered after a refusal lasts while the client object lives, in this process.
+the choice remembered after a refusal lasts while the client object lives, in this process; a return
+type is resolved from the function's module, so one defined inside another function under
+`from __future__ import annotations` is a TypeError (define it at module level).
 """
 from __future__ import annotations
 
@@ -45,10 +54,11 @@ from typing import Any, Callable, Iterable, TypeVar
 from ..agent import Agent
 from ..concurrency import run_sync
 from ..state import RunResult, Usage
+from ..text import visible
 from .prompt import render
 from .shape import MODES, Invalid, shape_of
 
-__all__ = ["Answer", "LLMFunctionError", "llm_function", "refused_format"]
+__all__ = ["Answer", "LLMFunctionError", "llm_function", "next_mode", "refused_format"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mini_framework")
@@ -88,9 +98,9 @@ def llm_function(client: Any, model: str, *, tools: Iterable[Any] = (), max_retr
                  structured: str = "auto", **request_options: Any) -> Callable[[F], F]:
     """Make a function's docstring its prompt and its return annotation its answer (see the module docstring).
 
-    `structured`: "auto" (json_schema, falling back when refused), or one of "json_schema", "json_object",
-    "prompt" to use that way only. `request_options` go to the Agent: request parameters (`temperature=0`)
-    and its settings (`max_iterations=4`, `approver=...`, `instructions=...`).
+    `structured`: "auto" (json_schema, falling back when refused), or one of MODES ("json_schema",
+    "json_object_schema", "json_object", "prompt") to use that way only. `request_options` go to the Agent:
+    request parameters (`temperature=0`) and its settings (`max_iterations=4`, `approver=...`, `instructions=`).
 
     >>> @llm_function(object(), "practice")
     ... def shout(text: str) -> str:
@@ -144,26 +154,26 @@ class LLMFunction:
     async def arun(self, *args: Any, **kwargs: Any) -> Answer:
         """One call, from async code."""
         prompt = self.prompt(*args, **kwargs)
-        modes = self.modes()
-        for i, mode in enumerate(modes):
+        mode = self.mode()
+        while True:
             try:
                 return await self._tries(prompt, mode)
             except Exception as exc:
-                if i == len(modes) - 1 or not refused_format(exc):
+                after = next_mode(mode, exc) if self.structured == "auto" else None
+                if after is None:
                     raise
                 log.warning("%s: %s refused response_format %s (%s); using %s from now on", self.fn.__name__,
-                            self.model, mode, str(exc)[:200], modes[i + 1])
-                _remember(self.client, self.model, modes[i + 1])
-        raise AssertionError("unreachable")  # the last mode returns or raises
+                            self.model, mode, str(exc)[:200], after)
+                _remember(self.client, self.model, after)
+                mode = after
 
-    def modes(self) -> list[str]:
-        """The ways to try, in order: plain text; the one chosen; or json_schema down (from the one remembered)."""
+    def mode(self) -> str:
+        """How to send the schema: plain text; the way chosen; the one remembered for the client; json_schema."""
         if self.shape.text:
-            return ["text"]
+            return "text"
         if self.structured != "auto":
-            return [self.structured]
-        start = _remembered(self.client, self.model) or MODES[0]
-        return list(MODES[MODES.index(start):])
+            return self.structured
+        return _remembered(self.client, self.model) or MODES[0]
 
     async def _tries(self, prompt: str, mode: str) -> Answer:
         """Ask, validate, and ask again with what was wrong, within the retry budget."""
@@ -188,8 +198,8 @@ class LLMFunction:
                 problems.append(str(problem))
             retry = RETRY_TEXT if self.shape.text else RETRY.format(problem=problems[-1])
             messages = [*result.messages, {"role": "user", "content": retry}]
-        raise LLMFunctionError(f"{name}: no valid answer in {len(replies)} tries; the last one: {problems[-1]} "
-                               "(every reply is in .replies)", replies, problems, results)
+        raise LLMFunctionError(f"{name}: no valid answer in {len(replies)} tries; the last one: "
+                               f"{visible(problems[-1])} (every reply is in .replies)", replies, problems, results)
 
     def _agent(self, mode: str) -> Agent:
         """The Agent for a mode (made once): the tools, the options, and the mode's response_format."""
@@ -219,8 +229,27 @@ class LLMFunction:
         return call
 
 
+def next_mode(mode: str, exc: BaseException) -> str | None:
+    """The way to try after `mode` was refused with `exc`, or None (not a refusal, or nothing left to try).
+
+    >>> class ServerError(Exception):
+    ...     status_code = 500
+    >>> llama = ServerError("1 validation error: ('body', 'response_format', 'type'), 'msg': Input should be "
+    ...                     "'text' or 'json_object'")
+    >>> next_mode("json_schema", llama), next_mode("json_object_schema", llama), next_mode("prompt", llama)
+    ('json_object_schema', 'json_object', None)
+    """
+    if not refused_format(exc) or mode not in MODES or mode == MODES[-1]:
+        return None
+    if mode == "json_schema" and "should be 'text' or 'json_object'" in str(exc).lower():
+        return "json_object_schema"  # llama-cpp-python: its JSON mode takes a schema and constrains decoding to it
+    return "json_object" if mode in ("json_schema", "json_object_schema") else "prompt"
+
+
 def refused_format(exc: BaseException) -> bool:
-    """Whether an API error is a provider refusing `response_format` (400 or 422 naming it).
+    """Whether an API error is a provider refusing `response_format`: a 400 or 422 naming it (DeepSeek, OpenAI's
+    own wording), or the 500 llama-cpp-python's server answers ("Input should be 'text' or 'json_object'", its
+    request validation for `response_format.type`).
 
     >>> class BadRequest(Exception):
     ...     status_code = 400
@@ -228,7 +257,10 @@ def refused_format(exc: BaseException) -> bool:
     True
     """
     text = str(exc).lower()
-    return getattr(exc, "status_code", None) in (400, 422) and any(
+    status = getattr(exc, "status_code", None)
+    if status == 500:
+        return "response_format" in text and "validation error" in text
+    return status in (400, 422) and any(
         word in text for word in ("response_format", "json_schema", "json_object", "structured output"))
 
 

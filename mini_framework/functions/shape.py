@@ -35,7 +35,7 @@ from ..text import brief
 
 __all__ = ["MODES", "Invalid", "Shape", "shape_of"]
 
-MODES = ("json_schema", "json_object", "prompt")  # how the schema reaches the model, best first
+MODES = ("json_schema", "json_object_schema", "json_object", "prompt")  # how the schema reaches the model, best first
 MAX_PROBLEMS = 5  # validation errors quoted back to the model
 
 
@@ -63,6 +63,8 @@ class Shape:
             return None
         if mode == "json_object":
             return {"type": "json_object"}
+        if mode == "json_object_schema":  # llama.cpp's JSON mode with a schema: decoding constrained to it
+            return {"type": "json_object", "schema": self.schema}
         return {"type": "json_schema", "json_schema": {"name": self.name, "schema": self.schema, "strict": self.strict}}
 
     def instructions(self, mode: str) -> str | None:
