@@ -19,7 +19,8 @@ import time
 from mini_framework import ModelResponse, ToolFinished, connect
 from mini_framework.demo.support import SupportDesk, refunds_under
 
-QUESTIONS = ["张三最近买了什么？", "订单 202405230031 的耳机坏了，请退款", "Check the payments log for errors",
+QUESTIONS = ["张三最近买了什么？", "The tea cups of order 202405240044 are broken, please refund it",
+             "Check the payments log for errors",
              "What did 李四 order, and has it shipped?"]
 
 
@@ -29,7 +30,7 @@ def overhead(turns: int) -> tuple[float, float]:
     extra, wall = [], []
     with tempfile.TemporaryDirectory() as folder:
         desk = SupportDesk(folder)
-        agent = desk.assistant(client, model, approver=refunds_under(500, desk))
+        agent = desk.assistant(client, model, approver=refunds_under(200, desk))
         for i in range(turns):
             model_time: list[float] = []
             tool_time: dict[int, float] = {}  # per round: the slowest call (calls of a round run concurrently)

@@ -16,12 +16,13 @@ from ..events import Event, TextDelta, ToolFinished
 from .support import SupportDesk, refunds_under
 
 TURNS = [
-    "张三最近买了什么？",                                   # orders from SQLite: user -> orders -> details
+    "李四最近买了什么？",                                   # orders from SQLite: user -> orders -> details
     "Draw a chart of 张三's orders",                        # a PNG written without Pillow
     "Check the payments log for errors",                    # a long log, spilled to a file
-    "订单 202405230031 的耳机坏了，请退款",                  # a refund: the approver decides (399 < 500)
-    "The keyboard of order 202405220012 is broken, refund it please.",   # 627: declined
-    "Ask the policy specialist: how long do returns take?",  # a sub-agent that reads policy.md
+    "The tea cups of order 202405240044 are broken, please refund it",    # 196 yuan: approved (under 200)
+    "The headphones of order 202405230031 are broken, please refund it",  # 399 yuan: declined
+    "Email zhang.san@example.com that the refund of order 202405240044 is done",  # builtin mail, approved
+    "Ask the policy specialist: what are the rules for returns and vouchers?",  # a sub-agent reads policy.txt
 ]
 
 
@@ -45,15 +46,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="shop_demo_") as folder:  # the workspace, removed at the end
         desk = SupportDesk(folder)
-        specialist = desk.assistant(client, model)  # the same desk, its own loop: only its answer comes back
-        specialist.tools = [t for t in specialist.tools if t.name in ("read_file", "grep")]
-        specialist.specs = [t.to_openai_tool() for t in specialist.tools]
+        specialist = desk.assistant(client, model, tools=[desk.read_policy])  # its own loop, one tool
         ask = as_tool(specialist, name="ask_policy_specialist",
-                      description="Ask the policy specialist a question about the shop's refund and return policy")
-        agent = desk.assistant(client, model, stream=True, on_event=show, approver=refunds_under(500, desk, print),
+                      description="Ask the policy specialist about return deadlines and voucher rules")
+        agent = desk.assistant(client, model, tools=[*desk.tools, ask], stream=True, on_event=show,
+                               approver=refunds_under(200, desk, print),
                                vision=(client, "practice-vision") if model.startswith("practice") else None)
-        agent.tools.append(ask)
-        agent.specs.append(ask.to_openai_tool())
         chat = Chat(agent)
         print(f"Support shop demo against {model}; workspace {folder}\n")
         for text in TURNS:

@@ -192,24 +192,27 @@ class Report:
         return not self.failed()
 
     def table(self, by: str = "scenario") -> str:
-        """A markdown table: one row per scenario (`by="scenario"`) or per label (`by="label"`, the trials of all
-        its scenarios together); a column per invariant (✓ all held, ✗ none, else the share; - not checked), pass@k
-        (rows that passed everything at least once, when a row holds several), flaky."""
+        """A markdown table, one row per scenario (`by="scenario"`; "label · scenario" when several labels ran),
+        per label (`by="label"`: all its scenarios together) or per both (`by="both"`); a column per invariant (✓ all
+        held, ✗ none, else the share; - not checked), pass@k (rows that passed everything at least once, when a
+        row holds several), flaky. By scenario, a "tries" column says what each scenario tries (`Scenario.note`)."""
         names = self.invariants
-        short = [_abbreviate(n) for n in names]
+        labels = {label for label, _ in self.trials}
         rows: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for key in self.trials:
-            rows[key[1] if by == "scenario" and len({k[0] for k in self.trials}) == 1 else
-                 key[0] if by == "label" else f"{key[0]} · {key[1]}"].append(key)
-        lines = ["| " + " | ".join([by, "runs", *short, "pass@k", "flaky"]) + " |",
-                 "|" + "---|" * (len(names) + 4)]
+        for label, scenario in self.trials:
+            row = label if by == "label" else scenario if by == "scenario" and len(labels) == 1 else \
+                f"{label} · {scenario}"
+            rows[row].append((label, scenario))
+        notes = by == "scenario" and any(t.scenario.note for trials in self.trials.values() for t in trials)
+        header = [by, *(["tries"] if notes else []), "runs", *map(_abbreviate, names), "pass@k", "flaky"]
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for row, keys in rows.items():
             trials = [t for key in keys for t in self.trials[key]]
             cells = [_mark(sum(t.verdicts[n] is None for t in checked), len(checked)) if checked else "-"
                      for n in names for checked in [[t for t in trials if n in t.verdicts]]]
-            at_k = sum(self.pass_at_k(key) for key in keys)
             flaky = sum(self.flaky(key) for key in keys)
-            lines.append("| " + " | ".join([row, str(len(trials)), *cells, _mark(at_k, len(keys)),
+            lines.append("| " + " | ".join([row, *([trials[0].scenario.note] if notes else []), str(len(trials)),
+                                            *cells, _mark(sum(self.pass_at_k(key) for key in keys), len(keys)),
                                             str(flaky) if flaky else "-"]) + " |")
         return "\n".join(lines)
 
