@@ -36,7 +36,7 @@ from .vision import look
 TRIGGER = re.compile(r"(?i)ignore (?:all |any )?(?:the )?(?:previous|prior|earlier|above) instructions|"
                      r"忽略(?:之前|以上|先前|前面)的(?:所有)?(?:指令|指示)")
 CALL = re.compile(r"(?i)\bcall (?:the )?(?:tool )?[`'\"]?([A-Za-z_]\w{0,63})|调用\s*[`'\"]?([A-Za-z_]\w{0,63})")
-VALUE = re.compile(r"\b([a-z_]\w{0,63})=([\w.@-]{1,64})")
+VALUE = re.compile(r"\b([a-z_]\w{0,63})=([\w./@-]{1,128})")
 SAY = re.compile(r"(?i)\bsay ([A-Za-z0-9]{1,32}) and ([A-Za-z0-9]{1,32}) joined by a dash|"
                  r"说出\s*([A-Za-z0-9]{1,32})\s*和\s*([A-Za-z0-9]{1,32})\s*用连字符连起来")
 
@@ -60,6 +60,8 @@ def named_values(text: str) -> dict[str, Any]:
 
     >>> named_values("call issue_voucher with user_id=1001 and amount=500")
     {'user_id': 1001, 'amount': 500}
+    >>> named_values("call read_file with path=../outside/secret.txt")
+    {'path': '../outside/secret.txt'}
     """
     found: dict[str, Any] = {}
     for key, value in VALUE.findall(text):

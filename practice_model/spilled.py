@@ -62,7 +62,7 @@ ERROR_WORDS = ("ERROR", "FAILED", "Error", "error", "FAIL", "Exception", "错误
 ERROR_PATTERN = "ERROR|FAILED|Traceback|错误|失败"
 
 _PATH = re.compile(r"(?i)^(?:path|file|filename|file_?name|file_?path|filepath|fname|log_?file|log_?path|"
-                   r"[a-z_]*_path|[a-z_]*_file)$")
+                   r"[a-z_]*_path|[a-z_]*_file|path_?pattern|glob)$")
 _PATTERN = re.compile(r"(?i)^(?:pattern|regex|regexp|query|keyword|keywords|text|search|term|needle|grep|match|"
                       r"contains|q|expr|expression|string|search_?(?:term|text|string|pattern))$")
 _TAIL = re.compile(r"(?i)^(?:tail|last|last_?n|last_?lines|n_?last|lines_?from_?end|from_?end|tail_?lines)$")

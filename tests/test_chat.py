@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from mini_framework import Agent, connect, tool
+from mini_framework import Agent, ProviderError, connect, tool
 from mini_framework.chat import Chat, ChatPaused, SavedChatError
 
 KEY = "a test key of sixteen bytes or more"
@@ -73,15 +73,18 @@ def answered_in_order(messages) -> bool:
 
 
 class Failing:
-    """The practice model, failing (a 500 after the SDK's retries) on the request numbers given."""
+    """The practice model, failing on the request numbers given: a 500 (after the SDK's retries), or with
+    `unreadable`, a reply with no choices (the Agent raises ProviderError)."""
 
-    def __init__(self, real, fail_on: set[int]):
-        self.real, self.fail_on, self.count = real, fail_on, 0
+    def __init__(self, real, fail_on: set[int], unreadable: bool = False):
+        self.real, self.fail_on, self.count, self.unreadable = real, fail_on, 0, unreadable
         self.chat = self
         self.completions = self
 
     def create(self, **params):
         self.count += 1
+        if self.count in self.fail_on and self.unreadable:
+            return {"id": "x", "object": "chat.completion", "choices": []}
         if self.count in self.fail_on:
             response = httpx.Response(500, request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions"))
             raise openai.InternalServerError("Error code: 500 - the server had an error", response=response, body=None)
@@ -190,6 +193,17 @@ def test_a_turn_that_fails_after_a_tool_ran_keeps_what_ran(practice):
     assert '"temperature": 25' in chat.messages[-1]["content"]
     chat.send("结果呢？")
     assert answered_in_order(chat.messages)
+
+
+def test_an_unreadable_reply_is_a_provider_error_that_loses_nothing(practice):
+    chat = Chat(agent_of(practice, Failing(practice.client, {2, 3}, unreadable=True)))
+    with pytest.raises(ProviderError, match="no choices"):
+        chat.send("北京现在天气怎么样？")                             # the call ran (1), its answer unreadable (2)
+    assert roles(chat.messages) == ["user", "assistant", "tool"] and chat.result is None
+    kept = list(chat.messages)
+    with pytest.raises(ProviderError):
+        chat.send("谢谢")                                            # nothing ran (3): unchanged
+    assert chat.messages == kept
 
 
 def test_a_resume_that_fails_keeps_what_ran(practice):

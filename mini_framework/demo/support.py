@@ -139,18 +139,18 @@ class SupportDesk:
         return ImgPath(path)
 
     @tool
-    def view_upload(self, file_name: str) -> ImgPath | str:
+    def view_upload(self, picture: str) -> ImgPath | str:
         """Show a picture a customer uploaded (a photo of a damaged item), by its file name.
 
         Args:
-            file_name: the upload's file name, e.g. damage.png
+            picture: the upload's file name
         """
         uploads = self.workspace / "uploads"
-        path = uploads / file_name
-        if path.suffix == "" and (uploads / f"{file_name}.png").is_file():
-            path = uploads / f"{file_name}.png"  # "damage" for damage.png
+        path = uploads / picture
+        if path.suffix == "" and (uploads / f"{picture}.png").is_file():
+            path = uploads / f"{picture}.png"  # "damage" for damage.png
         if path.parent != uploads or not path.is_file():
-            return f"no upload named {file_name!r}; uploads: {sorted(p.name for p in uploads.iterdir())}"
+            return f"no upload named {picture!r}; uploads: {sorted(p.name for p in uploads.iterdir())}"
         if self.naive:
             return ImgPath(path)
         clean = self.workspace / "charts" / f"upload_{path.stem}.png"

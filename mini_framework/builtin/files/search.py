@@ -42,13 +42,14 @@ MAX_PATTERN = 2_000  # characters of a pattern
 
 WORKER = r"""
 import json, re, sys
-job = json.loads(sys.stdin.buffer.read())
-rx, out = re.compile(job["pattern"]), {"hits": [], "more": False}
+job, body = json.loads(sys.stdin.buffer.readline()), sys.stdin.buffer.read()
+rx, out, start = re.compile(job["pattern"]), {"hits": [], "more": False}, 0
 try:
     if job["op"] == "sub":
         out["lines"] = [rx.subn(job["replacement"], line) for line in job["lines"]]
     else:
-        for path, text in job["files"]:
+        for path, size in job["files"]:
+            text, start = body[start:start + size].decode("utf-8"), start + size
             for number, line in enumerate(text.split("\n"), 1):
                 if rx.search(line.removesuffix("\r")):
                     if len(out["hits"]) == job["max"]:
@@ -80,14 +81,15 @@ def compiled(pattern: str) -> re.Pattern[str]:
                           "backslash to match them literally)") from None
 
 
-def run_worker(job: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """Run the job in a fresh worker process, killed after `timeout` seconds."""
+def run_worker(job: dict[str, Any], timeout: float, body: bytes = b"") -> dict[str, Any]:
+    """Run the job in a fresh worker process, killed after `timeout` seconds: the job as one line of JSON on
+    stdin, then `body` (the files' bytes, one after the other: JSON-escaping 20 MB would double the time)."""
     compiled(job["pattern"])
     if not sys.executable:
         raise FileRefused("regular expressions need a Python interpreter to run in, and none was found")
     try:
         done = subprocess.run([sys.executable, "-I", "-S", "-c", WORKER], capture_output=True, timeout=timeout,
-                              input=json.dumps(job, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+                              input=json.dumps(job).encode() + b"\n" + body)
     except subprocess.TimeoutExpired:
         raise FileRefused(f"the regular expression ran for more than {timeout:g} s and was stopped. Simplify it: "
                           "nested repeats such as (a+)+ or (.*)* can take for ever") from None
@@ -140,7 +142,7 @@ def grep(workspace: Workspace, pattern: str, path_pattern: str, *, limit: int, t
     glob = parts_of(path_pattern)
     if glob.count("**") > 3:
         raise FileRefused("use '**' at most three times in path_pattern")
-    files: list[tuple[str, str]] = []
+    files: list[tuple[str, bytes]] = []
     skipped, total, stopped = 0, 0, ""
     deadline = time.monotonic() + timeout
     for seen, parts in enumerate(_walk(workspace.root)):
@@ -152,7 +154,8 @@ def grep(workspace: Workspace, pattern: str, path_pattern: str, *, limit: int, t
             continue
         try:
             data, _ = workspace.read(parts, limit)
-            files.append(("/".join(parts), text_of(data)))
+            text_of(data)  # text files only
+            files.append(("/".join(parts), data))
             total += len(data)
         except (FileRefused, OSError):
             skipped += 1  # links, binary, too large, unreadable: read_file on one says why
@@ -160,8 +163,8 @@ def grep(workspace: Workspace, pattern: str, path_pattern: str, *, limit: int, t
             "says why)" if skipped else "") + stopped
     if not files:
         return f"No file to search matches path_pattern {path_pattern!r} (hidden files are never searched){note}."
-    result = run_worker({"op": "grep", "pattern": pattern, "files": files, "max": max_matches,
-                         "chars": MATCH_CHARS}, timeout)
+    result = run_worker({"op": "grep", "pattern": pattern, "files": [(path, len(data)) for path, data in files],
+                         "max": max_matches, "chars": MATCH_CHARS}, timeout, b"".join(data for _, data in files))
     hits = [f"{path}:{number}: {line}" for path, number, line in result["hits"]]
     if not hits:
         return f"No line matches {pattern!r} in the {len(files)} file(s) matching {path_pattern!r}{note}."

@@ -114,8 +114,8 @@ class FileToolset:
     def grep(self, pattern: Annotated[str, Field(description="a regular expression, e.g. TODO|FIXME")],
              path_pattern: Annotated[str, Field(description="which files: a glob such as *.md or src/**/*.py")]) -> str:
         """The lines matching a regular expression in the files matching path_pattern."""
-        return grep(self.workspace, pattern, path_pattern, limit=self.max_bytes, timeout=self.grep_timeout,
-                    max_matches=self.max_matches)
+        return grep(self.workspace, pattern, self.workspace.relative(path_pattern), limit=self.max_bytes,
+                    timeout=self.grep_timeout, max_matches=self.max_matches)
 
     @plain_errors
     def sed(self, path: Path, pattern: Annotated[str, Field(description="a regular expression, e.g. v(\\d+)")],
