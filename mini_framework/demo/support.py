@@ -10,7 +10,8 @@ What the assistant has, and what keeps each tool honest:
     get_order_detail                the order and its items; a customer's note is NOT passed on (it is text
                                     from outside: `naive=True` passes it, as a careless tool would)
     order_chart                     a PNG of a customer's orders (chart.py), returned as an image
-    view_upload                     a picture a customer uploaded, its text chunks stripped (naive: as it is)
+    view_upload                     a picture a customer uploaded, by number (no path to climb), its text chunks
+                                    stripped (naive: as it is)
     read_log                        a service's log, long: spilled to a file in the workspace (budget feature)
     refund_order                    refunds the amount the database says (the model names only the order),
                                     with a person's approval
@@ -139,21 +140,18 @@ class SupportDesk:
         return ImgPath(path)
 
     @tool
-    def view_upload(self, picture: str) -> ImgPath | str:
-        """Show a picture a customer uploaded (a photo of a damaged item), by its file name.
+    def view_upload(self, number: int) -> ImgPath | str:
+        """Show a picture the customer uploaded (a photo of a damaged item), by its number.
 
         Args:
-            picture: the upload's file name
+            number: the upload's number, e.g. 1
         """
-        uploads = self.workspace / "uploads"
-        path = uploads / picture
-        if path.suffix == "" and (uploads / f"{picture}.png").is_file():
-            path = uploads / f"{picture}.png"  # "damage" for damage.png
-        if path.parent != uploads or not path.is_file():
-            return f"no upload named {picture!r}; uploads: {sorted(p.name for p in uploads.iterdir())}"
+        path = self.workspace / "uploads" / f"upload_{int(number)}.png"  # a number, never a path: nothing to climb
+        if not path.is_file():
+            return f"no upload number {number}; there are {len(list(path.parent.glob('upload_*.png')))}"
         if self.naive:
             return ImgPath(path)
-        clean = self.workspace / "charts" / f"upload_{path.stem}.png"
+        clean = self.workspace / "charts" / f"upload_{int(number)}.png"
         clean.write_bytes(strip_text(path.read_bytes()))  # a picture from outside: its hidden text left behind
         return ImgPath(clean)
 
