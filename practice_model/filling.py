@@ -374,6 +374,8 @@ def _text_value(p: Param, pool: _Pool, reading: Reading, evidence_only: bool) ->
         expression = _arithmetic(reading)
         if expression:
             return expression
+    if p.name == "task" and "whole task" in p.description.lower():  # a sub-agent's task (as_tool): all of it
+        return re.sub(r"\s+", " ", salient(reading.text)).strip() or _MISSING
     chars = list(reading.text)
     for e in pool.used + [e for e in pool.free if e.kind in ("email", "url")]:
         if e.kind in ("email", "url", "person", "city", "code", "date", "path"):

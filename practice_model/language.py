@@ -627,6 +627,8 @@ def _read(text: str) -> Reading:
             tags |= {operator, "#calculate"}
     if any(DISCOUNT.fullmatch(n.text) for n in numbers):
         tags |= {"#discount", "#multiply"}          # '打八折' asks for price × 0.8
+    if any(e.kind == "path" for e in extracted):
+        tags |= describe("file")                    # 'policy.md' is a file, whatever the sentence around it says
     entities.sort(key=lambda e: e.start)
     return Reading(text, detect_language(text), tuple(entities[:MAX_ENTITIES]), frozenset(tags),
                    frozenset(_plain_features(intent) | tags))
