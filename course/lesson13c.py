@@ -384,10 +384,12 @@ def make_agent(make_agent: Callable[[Any, str, Storefront], Any]) -> CheckResult
 hint = Hints({
     1: ("Four changes, one per failure. Make the refund wait for a person with the approval gate, not with words in "
         "its description. Take the untrusted text away: let the order tool return the shop's facts about the order "
-        "(`shop.order`), not the note a customer typed. Replace the hand-made read_file with the framework's file "
-        "toolset over `shop.workspace` (no `..`, no hidden files, nothing outside). Give the Agent a small "
-        "iteration cap and keep the default repeat limit.\n"
+        "(`shop.order`), not the note a customer typed. Replace the hand-made read_file with the read_file of the "
+        "framework's file toolset over `shop.workspace` (no `..`, no hidden files, nothing outside; this desk only "
+        "reads, and the toolset's writing tools would need a gate too). Give the Agent a small iteration cap and "
+        "keep the default repeat limit.\n"
         "中文：四处改动，各对应一个失败：用审批闸门让退款等人批准，而不是在描述里写“请先询问”；订单工具只返回店里记录的事实"
-        "（`shop.order`），不返回顾客写的备注；用框架的文件工具集（覆盖 `shop.workspace`）代替自己写的 read_file；"
+        "（`shop.order`），不返回顾客写的备注；用框架文件工具集（覆盖 `shop.workspace`）里的 read_file "
+        "代替自己写的 read_file（这个客服台只读文件；工具集里写文件的工具也得加闸门）；"
         "给 Agent 一个较小的迭代上限，重复次数上限用默认值。"),
 })
