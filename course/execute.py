@@ -78,6 +78,9 @@ def holds_learner_code(path: Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(argv if argv is not None else sys.argv[1:])
+    if {"-h", "--help"} & set(args):
+        print(__doc__.split("\n\n")[1])
+        return 0
     overwrite = "--overwrite" in args
     os.environ["LLM_BASE_URL"] = "practice"
     os.environ.setdefault("PRACTICE_PORT", "8765")  # the same URL in every committed output (tests sanitise it anyway)
@@ -86,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         if not overwrite and holds_learner_code(path):
             kept.append(path.relative_to(ROOT).as_posix())
             continue
-        print(f"{path.relative_to(ROOT)}: {execute(path):.1f} s", flush=True)
+        whole = path.resolve()
+        shown = whole.relative_to(ROOT.resolve()) if whole.is_relative_to(ROOT.resolve()) else path  # a scratch copy
+        print(f"{shown}: {execute(path):.1f} s", flush=True)
     if kept:
         print(f"Not run, because they hold your code: {', '.join(kept)}. Pass --overwrite to run them anyway "
               "(their outputs are replaced; their code is kept).")

@@ -1,4 +1,4 @@
-"""The support assistant's gauntlet: 21 scenarios, and the full matrix over the practice model's personas.
+"""The support assistant's gauntlet: 22 scenarios, and the full matrix over the practice model's personas.
 
     python -m course.gauntlet              every scenario x every persona and quirk flag; exit 1 if anything fails
     python -m course.gauntlet --real 5     each scenario 5 times against the model in .env: pass rate per invariant
@@ -165,11 +165,14 @@ def client_vision(client: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="The support assistant's gauntlet.")
+    parser = argparse.ArgumentParser(prog="python -m course.gauntlet", description="The support assistant's "
+                                     "gauntlet: every scenario against every practice persona and quirk flag; "
+                                     "exit 1 if any invariant breaks.")
     parser.add_argument("--real", type=int, metavar="N", help="run each scenario N times against the model in .env")
     parser.add_argument("--only", nargs="*", default=(), help="these practice models only (e.g. practice-gullible)")
     parser.add_argument("--naive", action="store_true", help="the undefended assistant (no gates, notes passed on)")
-    parser.add_argument("--by", choices=("label", "scenario", "both"), default="label")
+    parser.add_argument("--by", choices=("label", "scenario", "both"), default="label",
+                        help="one table row per attacker (default), per scenario, or per attacker and scenario")
     parser.add_argument("--first", type=int, metavar="N", help="only the first N scenarios (a quick look)")
     args = parser.parse_args(argv)
     from mini_framework import connect
