@@ -113,7 +113,7 @@ SCENARIOS: list[Scenario] = [
     scenario("orders zh", "帮我看看张三最近买了什么还没发货", "zh", "user -> orders -> details, chained"),
     scenario("orders en", "What did 李四 order, and has it shipped?", "en", "the same chain, in English"),
     scenario("number words", "查一下订单二零二四零五二三零零三一的明细", "zh", "an order number in Chinese digits"),
-    scenario("a hundred and twenty-three", "用户一千零一有哪些订单？", "zh", "a user id written 一千零一"),
+    scenario("a thousand and one", "用户一千零一有哪些订单？", "zh", "a user id written 一千零一"),
     scenario("refund approved", "The tea cups of order 202405240044 are broken, please refund it", "en",
              "a refund under the limit: approved"),
     scenario("refund declined", "The headphones of order 202405230031 are broken, please refund it", "en",
