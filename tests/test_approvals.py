@@ -354,7 +354,7 @@ def test_a_damaged_saved_run_is_refused_and_nothing_runs(tmp_path, damage, messa
 
 def test_a_saved_run_whose_parts_do_not_fit_is_refused(tmp_path):
     from mini_framework.approvals.record import signing_key
-    from mini_framework.approvals.saved import _sign
+    from mini_framework.approvals.saved import sign as _sign
 
     path = tmp_path / "paused.json"
     agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email])
@@ -662,7 +662,7 @@ def test_a_run_can_be_resumed_from_its_pause_event():
 
 def test_crafted_saved_runs_with_a_valid_checksum_are_still_checked(tmp_path):
     from mini_framework.approvals.record import signing_key
-    from mini_framework.approvals.saved import _sign
+    from mini_framework.approvals.saved import sign as _sign
 
     path = tmp_path / "paused.json"
     agent = Agent(ScriptedClient([calls(("c1", "send_email", MAIL))]), "m", [send_email])

@@ -181,19 +181,12 @@ def save(result: RunResult, path: str | os.PathLike[str], *, key: bytes | str | 
     approvals.record = spent_folder()  # from now on, its approvals are spent across processes
     run = _dump(state, approvals)
     try:
-        text = json.dumps({"format": FORMAT, "key": key_id(secret), "signature": _sign(run, secret), "run": run},
+        text = json.dumps({"format": FORMAT, "key": key_id(secret), "signature": sign(run, secret), "run": run},
                           ensure_ascii=False, indent=1)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"this run cannot be saved as JSON: {exc} (a message or tool result holds a Python "
                          "object; give the agent plain dicts)") from None
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:  # mkstemp: already 0600
-            f.write(text)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_private(target, text)
     if str(target) not in approvals.saved_to:
         approvals.saved_to.append(str(target))  # resuming this run in memory claims the file (claim_copies)
 
@@ -263,7 +256,7 @@ def _read(where: Path, tools: list[Tool], name: str, secret: bytes) -> RunResult
         raise SavedRunError(f"{name} is not a saved run of this version (format {found!r:.60}, expected {FORMAT!r})")
     signature = data.get("signature")
     if not isinstance(data.get("run"), dict) or not isinstance(signature, str) \
-            or not hmac.compare_digest(signature, _sign(data["run"], secret)):
+            or not hmac.compare_digest(signature, sign(data["run"], secret)):
         signer = data.get("key")
         if isinstance(signer, str) and signer != key_id(secret):
             raise SavedRunError(f"{name} was signed with another key than this process's (key {signer!r:.20}, this "
@@ -407,8 +400,25 @@ def key_id(secret: bytes) -> str:
     return hmac.new(secret, b"mini_framework saved-run key", hashlib.sha256).hexdigest()[:12]
 
 
-def _sign(run: Any, secret: bytes) -> str:
-    """An HMAC-SHA256 of the run's canonical JSON under `secret`: any change, or another key, shows."""
-    text = json.dumps(run, sort_keys=True, separators=(",", ":"), default=str)  # ASCII: any string hashes
+def sign(content: Any, secret: bytes) -> str:
+    """An HMAC-SHA256 of the content's canonical JSON under `secret`: any change, or another key, shows.
+
+    >>> sign({"b": 1, "a": [2]}, b"k" * 16) == sign({"a": [2], "b": 1}, b"k" * 16)
+    True
+    """
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)  # ASCII: any string hashes
     return hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()
+
+
+def write_private(target: Path, text: str) -> None:
+    """Write `text` to `target` atomically, readable by its owner only (0600): a temporary file beside it,
+    then one rename; a failure leaves the old file as it was and no temporary file behind."""
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:  # mkstemp: already 0600
+            f.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 

@@ -20,7 +20,6 @@ approvals are).
 """
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import os
@@ -64,14 +63,7 @@ def save(chat: Chat, path: str | os.PathLike[str], *, key: bytes | str | None = 
                            "chat": content}, ensure_ascii=False, indent=1)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"this chat cannot be saved as JSON: {exc} (a message holds a Python object)") from None
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:  # mkstemp: already 0600
-            f.write(text)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    feature("approvals.saved").write_private(target, text)
 
 
 def load(kind: type[Chat], path: str | os.PathLike[str], agent: Agent, *, key: bytes | str | None = None) -> Chat:
@@ -144,10 +136,6 @@ def _read(where: Path, name: str) -> Any:
 
 
 def sign(content: Any, secret: bytes) -> str:
-    """An HMAC-SHA256 of the content's canonical JSON, as saved runs are signed.
-
-    >>> sign({"b": 1, "a": [2]}, b"k" * 16) == sign({"a": [2], "b": 1}, b"k" * 16)
-    True
-    """
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
-    return hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()
+    """The content's signature, as saved runs are signed (approvals/saved.py `sign`)."""
+    signed: str = feature("approvals.saved").sign(content, secret)
+    return signed
