@@ -83,6 +83,7 @@ from .situation import TRUNCATE, Call, OfferedTool, Situation, error_of, scalars
 from .spilled import long_answer
 from .vision import figure_answer, look, quoted_texts, say
 from .wire import canonical_json
+from .zones import time_answer
 
 _WORD = re.compile(r"\S+")
 SHORT = 40              # characters of an argument value quoted in a label ('北京')
@@ -95,6 +96,7 @@ _ORDER_WORDS = re.compile(r"(?i)order|ship|deliver|eta|tracking|订单|发货|�
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
 _EXPRESSION = re.compile(r"^[\d\s.+\-*/×÷()（）^%]*\d[\d\s.]*[+\-*/×÷^%][\s\d.+\-*/×÷()（）^%]*$")
 _WEEKDAYS_ZH = "一二三四五六日"
+DAY_ASKED = re.compile(r"(?i)几号|几月|日期|日子|星期|礼拜|周几|哪天|\b(?:date|day|weekday|month|year)\b")
 
 
 def _unwrap(result: Any) -> Any:
@@ -408,8 +410,12 @@ def say_date(moment: dt.datetime, zh: bool, with_time: bool = False) -> str:
 
 
 def _date_answer(s: Situation, shown: list[Call]) -> str | None:
-    """For a date question, the date a result carries, said as a date; None when no result carries one."""
+    """For a date question, the date a result carries, said as a date; None when no result carries one, or when
+    only the time of day is asked ('现在伦敦几点？') and a result says it for a zone (`zones.time_answer` does)."""
     if not is_date_question(s.request.text):
+        return None
+    if not DAY_ASKED.search(s.request.text) and any(
+            time_answer(_unwrap(c.result), s.request) for c in shown if error_of(c) is None):
         return None
     for call in shown:
         if error_of(call) is not None:
@@ -460,7 +466,8 @@ def answer_from_results(s: Situation) -> str:
         if err is not None:
             lines.append(_failure(c, tool, err, label, s.zh))
             continue
-        computed = _conversion(c, tool, s.zh) or _computation(c, tool, s.zh) or saved_file(_unwrap(c.result), s)
+        computed = (time_answer(_unwrap(c.result), s.request) or _conversion(c, tool, s.zh)
+                    or _computation(c, tool, s.zh) or saved_file(_unwrap(c.result), s))
         if computed:
             lines.append(computed)
             continue
