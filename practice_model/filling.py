@@ -196,6 +196,9 @@ class _Pool:
         self.used: list[Entity] = []
         self.fills = MAX_FILLS
         """Values this filling may still try (`_fill` spends one each)."""
+        self.unknown: set[str] = set()
+        """Parameters for which the request names a value this model cannot map (a city with no known time
+        zone): no described default stands in for it (a careful model asks rather than assume its own city)."""
 
     def take(self, kinds: tuple[str, ...] | None, role: str = "", accept: Any = None) -> Entity | None:
         """The best free entity of these kinds (None: any kind): the one whose role matches, else the first other."""
@@ -468,6 +471,8 @@ def _zone_value(p: Param, pool: _Pool) -> Any:
     opposite = {"from": "to", "to": "from"}.get(role, "")
     hit = pool.take(("timezone", "city"), role, lambda e: zone_of(e.value) is not None and not (
         opposite and e.role == opposite))
+    if hit is None and any(e.kind == "city" and e.role in ("", role) for e in pool.free):
+        pool.unknown.add(p.name)                            # 'Springfield': named, but no zone known for it
     return _MISSING if hit is None else zone_of(hit.value)
 
 
@@ -630,7 +635,7 @@ def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
                 used[p.name] = pool.used[-1]
         elif p.required:
             found = values_from_results(p, s, tool.name)
-            default = _MISSING if found else described_default(p)
+            default = _MISSING if found or p.name in pool.unknown else described_default(p)
             if found:
                 args[p.name], from_results[p.name] = found[0], found
             elif default is not _MISSING:

@@ -39,8 +39,8 @@ _EN_CLOCK = re.compile(
     r"|\b(?P<part>half|(?:a )?quarter|\d{1,2} minutes?) (?P<rel>past|after|to) (?P<ph>1[0-2]|0?[1-9])\b"
     r"(?:\s*(?P<pap>[ap])\.?m\b\.?)?"
     r"|\b(?P<word>noon|midday|midnight)\b", re.IGNORECASE)
-TIME_ZONE = re.compile(r"\b(?:Africa|America|Antarctica|Asia|Atlantic|Australia|Europe|Indian|Pacific)"
-                       r"/[A-Z][A-Za-z_-]+(?:/[A-Z][A-Za-z_-]+)?\b|\b(?:UTC|GMT)\b")
+TIME_ZONE = re.compile(r"(?<![A-Za-z/])(?:(?:Africa|America|Antarctica|Asia|Atlantic|Australia|Europe|Indian|Pacific)"
+                       r"/[A-Z][A-Za-z_-]+(?:/[A-Z][A-Za-z_-]+)?|UTC|GMT)(?![A-Za-z/])")
 _ABOUT_TIME = re.compile(r"(?i)几点|几时|时间|时区|时差|点钟|\btime\b|\bclock\b|\btimezone")
 _EVENING = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚")
 _NIGHT = ("晚上", "夜里", "夜间", "半夜", "凌晨", "今晚", "明晚")

@@ -22,6 +22,7 @@ zone the table does not know is said by its IANA name; UTC offsets ('UTC+8') are
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from .language import CITY_NAMES, Reading, has_cjk
@@ -145,6 +146,11 @@ def _span(minutes: int, zh: bool) -> str:
                                 f"{rest} minute{'s' * (rest != 1)}" if rest else "") if p)
 
 
+def _pad(name: str) -> str:
+    """A name inside a Chinese sentence: a Latin one ('UTC') set off by spaces, a Chinese one as it is."""
+    return f" {name} " if name.isascii() else name
+
+
 def _conversion(given: tuple[str, dt.datetime], asked: tuple[str, dt.datetime], zh: bool,
                 mentioned: tuple[str, ...]) -> str:
     """'北京时间 16:30 是东京时间 17:30（东京比北京快 1 小时）。' / '16:30 in Beijing is 17:30 in Tokyo (…).'"""
@@ -154,12 +160,11 @@ def _conversion(given: tuple[str, dt.datetime], asked: tuple[str, dt.datetime], 
     minutes = int(((offset_b or dt.timedelta()) - (offset_a or dt.timedelta())).total_seconds() // 60)
     days = (b.date() - a.date()).days
     if zh:
-        gap = " " if name_a.isascii() else ""
         day = {1: "次日 ", -1: "前一天 "}.get(days, " ")
         diff = ("两地时间相同" if not minutes else
-                f"{name_b}比{name_a}{'快' if minutes > 0 else '慢'} {_span(minutes, True)}")
-        return (f"{name_a}{gap}时间 {a:%H:%M} 是{name_b}{' ' if name_b.isascii() else ''}时间{day}{b:%H:%M}"
-                f"（{diff}）。")
+                f"{_pad(name_b)}比{_pad(name_a)}{'快' if minutes > 0 else '慢'} {_span(minutes, True)}")
+        text = f"{_pad(name_a)}时间 {a:%H:%M} 是{_pad(name_b)}时间{day}{b:%H:%M}（{diff}）。"
+        return re.sub(r" +", " ", text).replace("（ ", "（").strip()
     day = {1: " the next day", -1: " the previous day"}.get(days, "")
     diff = ("the same time in both" if not minutes else
             f"{name_b} is {_span(minutes, False)} {'ahead of' if minutes > 0 else 'behind'} {name_a}")
