@@ -17,6 +17,8 @@ How an answer is put together:
   parameters' roles and the values' kinds;
 - a computation reads as one ('123 加 456 等于 579。' / '123 + 456 = 579.'; '按原价 200、折扣系数
   0.8 计算，结果是 160。' when the tool's words name no single operation);
+- a result about zoned times reads as one (`zones.time_answer`: '北京时间 16:30 是东京时间 17:30（东京比
+  北京快 1 小时）。', '伦敦现在是 06:58。'), times and the difference only, never the date or weekday;
 - a text result is relayed as it is (no quotes around it, no label when it already names its
   subject); numbers lose a trailing '.0'; keys become labels with the unit their name carries
   (`temp_c` -> 温度 …°C / temperature …°C); known status words are said in Chinese for a Chinese

@@ -7,11 +7,21 @@
         from_request   parameters filled from the request itself (not from earlier results)
 
 Each parameter gets a *kind* (`param_kind`: enum, number, boolean, array, object, email, url,
-date, city, person, code, id, text, ...) from its type, format, name and description, and the
-kinds are filled most specific first from a pool of the request's entities, so '从上海飞东京'
+date, clock, timezone, city, person, code, id, text, ...) from its type, format, name and description,
+and the kinds are filled most specific first from a pool of the request's entities, so '从上海飞东京'
 gives origin 上海 and destination 东京 and the leftover free text goes to a `query`. A required
 parameter the request cannot fill is looked up in earlier results (`values_from_results`:
 key `user_id`, or key `id` in the result of a tool whose name says `user`): that is all chaining is.
+When there is none either, a default its description states ("Use 'Asia/Shanghai' as local timezone
+if no timezone provided", '默认为 celsius') or its schema gives is used (`described_default`), as a
+model that reads the description does.
+
+Times, as an MCP time server's schema asks for them: a parameter described as '24-hour format (HH:MM)'
+(or of format `time`) is a *clock* and gets the request's time of day as 'HH:MM' ('下午4点半' -> '16:30');
+one named or described as a time zone ('IANA timezone name') gets the IANA zone of the place named
+for its end (`source_timezone` the place whose time is given, `target_timezone` the one asked about,
+`language` reads which is which), never the other end's; a place with no known zone ('Springfield') is
+not replaced by the described default: the parameter stays missing, and the user is asked.
 
 An enum only ever gets one of its members, however it is filled (from the request, a fan-out, an
 earlier result): 美元 gives 'USD'; a value of the members' kind that is not a member ('人民币' for

@@ -10,6 +10,10 @@ Features are English word stems, Chinese character bigrams and *tags* from two s
 topics ('#weather', '#order', ...) and values ('=USD', '=pending', '=celsius', ...). The tables
 are what bridge an English question and a Chinese tool description (and the other way round).
 
+Times of day ('下午4点半', '4:30 pm') become 'clock' entities and IANA zone names ('Asia/Tokyo', UTC)
+'timezone' ones (`times.py`); in a request with a time of day, each place's role says whose time is given
+('from': '北京时间…') and whose is asked ('to': '…是东京几点'), and the value tag CLOCK joins the features.
+
 Concessions: the tables are small and hand-written; person names are guessed from a list of
 common surnames plus context (minus common words that start with one: 余额, 谢谢); only the first
 `MAX_TEXT` characters of a message are read, and only its first `MAX_ENTITIES` entities are kept.

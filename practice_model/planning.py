@@ -26,6 +26,11 @@ Two pitfalls happen here on purpose, because real models fall into them (lessons
   (`language.STOP_REPEATING`, as the framework's repeated-call guard says). A description that
   states the result is authoritative ('查一次即可作答') causes nothing of the kind.
 
+A tool clearly outranked (OUTRANKED) by a better one that cannot be called for lack of an input is not called
+in its place with the values the better one would have used ('What time is 3 pm in Springfield in Tokyo?' is
+not answered with the time now in Tokyo): the answer asks for the input. And a tool that itself takes a time
+zone or a time of day is never planned as the *producer* of one (`USER_GIVEN`): those come from the user.
+
 A tool that changes files (`spilled.writes_files`: a path parameter, and writing words in its name or at
 the start of its description, like sed or echo_into) is planned only when the request asks for a change
 (CHANGE_ASKED), as a careful model does: "read notes.txt" never overwrites notes.txt.
