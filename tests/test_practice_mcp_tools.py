@@ -240,10 +240,17 @@ def test_a_server_error_is_reported_in_the_users_language(client):
     assert "失败" in answer and "Invalid timezone" in answer
 
 
-def test_a_follow_up_in_english_converts_the_same_time_to_the_new_place(client):
+@pytest.mark.parametrize("first, then, answer", [
+    ("What time is 9:15 in New York when it is that time in London?", "And in Paris?",
+     "09:15 in London is 10:15 in Paris (Paris is 1 hour ahead of London)."),
+    ("北京时间下午4点半是东京几点？", "那纽约呢？", "北京时间 16:30 是纽约时间 03:30（纽约比北京慢 13 小时）。"),
+    ("现在伦敦几点？", "那东京呢？", "东京现在是 15:58。"),
+])
+def test_a_follow_up_asks_the_same_about_the_new_place(client, first, then, answer):
+    """'那纽约呢？' names no end: it changes the place asked about, the same time given."""
     run = time_server()
     messages: list[dict] = []
-    for question in ("What time is 9:15 in New York when it is that time in London?", "And in Paris?"):
+    for question in (first, then):
         messages.append({"role": "user", "content": question})
         while True:
             message = client.chat.completions.create(model="practice", messages=messages,
@@ -254,7 +261,7 @@ def test_a_follow_up_in_english_converts_the_same_time_to_the_new_place(client):
             for c in message.tool_calls:
                 messages.append({"role": "tool", "tool_call_id": c.id,
                                  "content": run(c.function.name, json.loads(c.function.arguments))})
-    assert messages[-1]["content"] == "09:15 in London is 10:15 in Paris (Paris is 1 hour ahead of London)."
+    assert messages[-1]["content"] == answer
 
 
 # -----------------------------------------------------------------------------
