@@ -29,10 +29,10 @@ _CN_NUM = "[零〇一二两三四五六七八九十]{1,3}"
 _PERIODS = "凌晨|清晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|夜间|半夜"
 _DAY_PERIODS = ("今晚", "明晚", "今早", "明早")   # dates too ('今晚8点'): read before a time, never part of it
 _ZH_CLOCK = re.compile(
-    rf"(?P<period>{_PERIODS})?\s*(?:(?P<h>\d{{1,2}})|(?P<hz>{_CN_NUM}))\s*(?:点|時|时(?![间候区差刻代期段长]))"
+    rf"(?:(?P<period>{_PERIODS})\s*)?(?:(?P<h>\d{{1,2}})|(?P<hz>{_CN_NUM}))\s*(?:点|時|时(?![间候区差刻代期段长]))"
     rf"(?:\s*(?P<m>半|[一三1３3]刻|整|钟|过?(?:(?P<md>\d{{1,2}})|(?P<mz>{_CN_NUM}))(?P<unit>分钟|分)?))?")
 _COLON_CLOCK = re.compile(
-    rf"(?P<period>{_PERIODS})?\s*(?<![\d:.：])(?P<h>[01]?\d|2[0-4])[:：](?P<m>[0-5]\d)(?![\d:：])"
+    rf"(?:(?P<period>{_PERIODS})\s*)?(?<![\d:.：])(?P<h>[01]?\d|2[0-4])[:：](?P<m>[0-5]\d)(?![\d:：])"
     r"(?:\s*(?P<ap>[ap])\.?m\b\.?)?", re.IGNORECASE)
 _EN_CLOCK = re.compile(
     r"(?<![\d:.])(?P<h>1[0-2]|0?[1-9])(?:\s*(?P<ap>[ap])\.?m\b\.?|\s*o'?clock\b)"
