@@ -412,7 +412,7 @@ def _text_value(p: Param, pool: _Pool, reading: Reading, evidence_only: bool) ->
         return re.sub(r"\s+", " ", salient(reading.text)).strip() or _MISSING
     chars = list(reading.text)
     for e in pool.used + [e for e in pool.free if e.kind in ("email", "url")]:
-        if e.kind in ("email", "url", "person", "city", "code", "date", "path"):
+        if e.kind in ("email", "url", "person", "city", "code", "date", "clock", "path"):
             chars[e.start:e.end] = " " * (e.end - e.start)
     text = "".join(chars)
     said = _SAYING.search(text)                           # '…，说明天开会' / '… saying we moved'
@@ -457,7 +457,8 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
         return _zone_value(p, pool)
     if kind == "clock":
         hit = pool.take(("clock",))
-        return _MISSING if hit is None else hit.value + (":00" if "ss" in p.description.lower() else "")
+        seconds = p.schema.get("format") == "time" or "hh:mm:ss" in p.description.lower()   # RFC 3339's full-time
+        return _MISSING if hit is None else hit.value + (":00" if seconds else "")
     if kind == "text":
         return _text_value(p, pool, reading, optional)
     if kind in _POOL_KINDS:

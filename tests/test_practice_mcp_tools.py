@@ -189,6 +189,20 @@ def test_every_city_of_the_gazetteer_has_a_real_iana_zone():
     assert ZONES["北京"] == ZONES["Beijing"] == "Asia/Shanghai" and ZONES["旧金山"] == "America/Los_Angeles"
 
 
+def test_any_tool_that_takes_a_time_of_day_gets_one_by_its_schema(client):
+    """Not only the time server's: a description saying 24-hour HH:MM, or `format: time` (RFC 3339, with seconds)."""
+    event = {"type": "function", "function": {"name": "create_event", "description": "在日历中创建日程", "parameters": {
+        "type": "object", "properties": {"title": {"type": "string", "description": "日程标题"},
+                                         "date": {"type": "string", "description": "日期"},
+                                         "time": {"type": "string", "description": "开始时间，24小时制 HH:MM"}},
+        "required": ["title", "date", "time"]}}}
+    alarm = {"type": "function", "function": {"name": "set_alarm", "description": "Set an alarm", "parameters": {
+        "type": "object", "properties": {"at": {"type": "string", "format": "time"}}, "required": ["at"]}}}
+    assert first_calls(client, "明天下午3点开会", [event, alarm]) == [
+        ("create_event", {"title": "开会", "date": "明天", "time": "15:00"})]
+    assert first_calls(client, "Set an alarm for 6:45 am", [event, alarm]) == [("set_alarm", {"at": "06:45:00"})]
+
+
 def test_a_place_without_a_known_zone_is_asked_about_not_replaced_by_the_local_default(client):
     rounds, answer = drive(client, "What time is 3 pm in Springfield in Tokyo?", TIME_TOOLS, time_server())
     assert rounds == [] and "source_timezone" in answer and answer.startswith("To use convert_time I still need")
