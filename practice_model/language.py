@@ -79,6 +79,7 @@ calendar  | meeting calendar schedule event appointment remind reminder | 会议
 joke      | joke funny | 笑话 段子
 image     | image picture photo | 图片 图像 照片
 product   | product item goods inventory stock_level | 商品 产品 货物 库存
+note      | note notes memo memos notebook | 笔记 备忘 备忘录 便签 记事 记事本
 """
 
 # value -> kind | English words | Chinese words: what enum values and typed arguments are made of
