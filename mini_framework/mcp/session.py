@@ -179,9 +179,10 @@ class Session:
 
     # ------------------------------------------------------------------ calls
 
-    async def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
-        """Call one tool and return the SDK's CallToolResult; any failure is an MCPServerError."""
-        return await self._submit(self._call(tool, arguments, timeout))
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call one tool and return the SDK's CallToolResult; any failure is an MCPServerError. Cancelling the
+        caller (the executor's timeout) cancels the request."""
+        return await self._submit(self._call(tool, arguments))
 
     async def relist(self) -> list[dict[str, Any]]:
         """The server's tool list now (after it said it changed)."""
@@ -199,19 +200,18 @@ class Session:
             raise self.error(f"cannot take calls: {self.ended or 'it stopped'}") from None
         return await asyncio.wrap_future(future)  # cancelling this cancels the request on the session's loop
 
-    async def _call(self, tool: str, arguments: dict[str, Any], timeout: float | None) -> Any:
+    async def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
         client = self._client
         if client is None:
             raise self.error(f"cannot take calls: {self.ended or 'it is not running'}")
         try:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            return await client.call_tool(tool, arguments)  # the executor's timeout cancels it
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: B036 - an SDK error, a dead pipe, a malformed answer
             reason = self.reason(exc)
-            if "Connection closed" in reason or self._client is None:
-                self.ended = "it ended during a call"
-                reason = self.ended
+            if reason == "it ended":
+                self.ended = reason = "it ended during a call"
             raise self.error(reason) from None
 
     async def _relist(self) -> list[dict[str, Any]]:

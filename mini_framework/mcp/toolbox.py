@@ -226,7 +226,7 @@ class StdioTools:
                                 f"approved it ({self.tools.changed[:300]}). Tell the user a person must review "
                                 "the server again.")
             try:
-                result = await self.session.call(remote, arguments, self.timeout)
+                result = await self.session.call(remote, arguments)
             except MCPServerError as exc:
                 raise ToolError(f"The tool's server failed: {exc.reason}. Tell the user it did not work.") from None
             return tool_value(result.model_dump(mode="json", by_alias=True, exclude_none=True),
@@ -242,7 +242,7 @@ def stdio_tools(command: str, *args: str, env: Mapping[str, str] | None = None,
                 approvals: str | os.PathLike[str] | Approvals | None = "mcp-approvals.json",
                 requires_approval: bool | Mapping[str, bool | Callable[[Any], bool]] | None = None,
                 timeout: float | None = None, startup_timeout: float = 10.0,
-                max_result_chars: int = 100_000) -> StdioTools:
+                max_result_chars: int = 1_000_000) -> StdioTools:
     """Start an MCP server (`command *args`) over stdio; `with` it to get its tools (see the module docstring).
 
     `approvals` is the file approvals are kept in (None: in memory, for this process only); `timeout` is
