@@ -25,6 +25,7 @@ PACKAGE = Path(mini_framework.__file__).resolve().parent
 FEATURES = ("approvals", "media", "budget", "streaming", "schemas", "strict", "display", "numerals", "functions",
             "chat", "delegation", "gauntlet")
 BUILTIN = "builtin"
+OPTIONAL = {"mcp": ("mcp",)}  # folders at the built-in tools' layer that need an extra -> the packages they may import
 APPS = ("demo",)  # applications inside the package: they may import the core, the features and the built-in tools
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 THIRD_PARTY = {"pydantic", "typing_extensions", "pydantic_core"}  # what any layer may import at module level
@@ -45,8 +46,8 @@ def layer(module: str) -> tuple[str, str]:
         return "front door", ""
     if parts[1] in FEATURES and (len(parts) > 2 or (PACKAGE / parts[1]).is_dir()):
         return "feature", parts[1]
-    if parts[1] == BUILTIN:
-        return "builtin", BUILTIN
+    if parts[1] == BUILTIN or parts[1] in OPTIONAL:
+        return "builtin", parts[1]
     if parts[1] in APPS:
         return "app", parts[1]
     return "core", ""
@@ -86,7 +87,8 @@ def breaks(importer: str, module: str, name: str | None, top_level: bool) -> str
             return f"{root} may be imported only by {sorted(LAZY[root])}"
         return f"{root} must be imported inside a function, when it is needed" if top_level else None
     if root != "mini_framework":
-        if root in sys.stdlib_module_names or root in THIRD_PARTY:
+        folder = importer.split(".")[1] if "." in importer else ""
+        if root in sys.stdlib_module_names or root in THIRD_PARTY or root in OPTIONAL.get(folder, ()):
             return None
         return f"{root} is not a dependency of the framework"
     kind, folder = layer(importer)
@@ -134,6 +136,8 @@ def test_the_checker_catches_what_it_should():
     assert breaks("mini_framework.builtin.mail.tool", "mini_framework.demo.shop", "Shop", True)
     assert not breaks("mini_framework.builtin.files.toolset", "mini_framework.tools", "tool", True)
     assert breaks("mini_framework.builtin.files.search", "re2", None, True)  # google-re2 is no dependency
+    assert not breaks("mini_framework.mcp.serve", "mcp.server.lowlevel", "Server", True)  # the mcp extra, there only
+    assert breaks("mini_framework.tools", "mcp", None, True) and breaks("mini_framework.media.store", "mcp", None, True)
     assert breaks("mini_framework.builtin.files.paths", "mini_framework", "FileToolset", True)
     assert not breaks("mini_framework.approvals.gate", "mini_framework.hooks", "Hook", True)
     gate = imports(PACKAGE / "approvals" / "gate.py")

@@ -1,0 +1,3 @@
+from .serve import serve, serve_async
+
+__all__ = ["serve", "serve_async"]
