@@ -148,6 +148,21 @@ def test_an_unknown_tool_is_a_protocol_error_naming_the_closest():
     assert "Unknown tool 'addd'" in problem.message and "Did you mean 'add'?" in problem.message
 
 
+def test_the_handshake_era_gets_the_same_answers():
+    """`mode="legacy"`: the 2025-11-25 initialize handshake and JSON-RPC framing (in memory), as most clients."""
+    async def body(client):
+        return (client.protocol_version, await client.call_tool("add", {"a": "三", "b": 1}),
+                await client.call_tool("chart", {"title": "t"}), await client.call_tool("add", {"a": "x", "b": 1}))
+
+    async def main():
+        async with mcp.Client(mcp_server(mcp_served.tools), mode="legacy") as client:
+            return await body(client)
+
+    version, coerced, image, bad = asyncio.run(main())
+    assert version == "2025-11-25" and text(coerced) == "4"
+    assert [b.type for b in image.content] == ["text", "image"] and "a: got \"x\"" in error(bad)
+
+
 # ----------------------------------------------------------------------------- gated tools
 
 def test_without_approve_gated_tools_are_not_served(capsys):

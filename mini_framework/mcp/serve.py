@@ -80,7 +80,7 @@ def tool_listing(one: Tool) -> types.Tool:
     """
     function = one.to_openai_tool()["function"]
     hints = types.ToolAnnotations(read_only_hint=False, destructive_hint=True) if one.acts else None
-    return types.Tool(name=function["name"], description=function["description"] or None,
+    return types.Tool(name=function["name"], description=function["description"],
                       input_schema=function["parameters"], annotations=hints)
 
 
@@ -160,6 +160,9 @@ async def run_stdio(server: Server[Any]) -> None:
 def serve(tools: Tool | Iterable[Any], *, name: str = "mini-framework", approve: Approve | None = None,
           instructions: str | None = None, timeout: float | None = 60.0, media: MediaPolicy | None = None) -> None:
     """Serve the tools over stdin/stdout until the client closes the connection (blocking).
+
+        serve([get_weather, send_email], name="office",
+              approve=lambda tool_name, arguments: arguments["to"].endswith("@corp.example"))
 
     `approve(tool_name, arguments) -> bool` decides each call of a gated tool (without it, gated tools are
     not served); `timeout` is the seconds a call may take (a tool's own `timeout` wins); `media` says
