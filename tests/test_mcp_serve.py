@@ -151,11 +151,13 @@ def test_an_unknown_tool_is_a_protocol_error_naming_the_closest():
 def test_the_handshake_era_gets_the_same_answers():
     """`mode="legacy"`: the 2025-11-25 initialize handshake and JSON-RPC framing (in memory), as most clients."""
     async def body(client):
+        assert client.instructions == "Use add for sums."
         return (client.protocol_version, await client.call_tool("add", {"a": "三", "b": 1}),
                 await client.call_tool("chart", {"title": "t"}), await client.call_tool("add", {"a": "x", "b": 1}))
 
     async def main():
-        async with mcp.Client(mcp_server(mcp_served.tools), mode="legacy") as client:
+        server = mcp_server(mcp_served.tools, instructions="Use add for sums.")
+        async with mcp.Client(server, mode="legacy") as client:
             return await body(client)
 
     version, coerced, image, bad = asyncio.run(main())

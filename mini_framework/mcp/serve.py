@@ -29,7 +29,10 @@ Concessions: MCP elicitation (asking the client's user) is not used for approval
 that asks for a call would also answer the question, so it could approve its own calls. Over stdio,
 stdin is the client's: an `approve` that reads the keyboard (`input()`) gets end-of-file and declines.
 Each call is answered on its own: the Executor's retry budget ("stop calling it") belongs to the client's
-conversation, which the server cannot see. Only stdio; no structured content, resources or prompts.
+conversation, which the server cannot see. Stdout is the protocol's from the first byte: a script that
+calls `serve` must print nothing before it (the command line sends what a module prints while it is
+imported to stderr; while serving, the SDK sends the tools' prints there). Only stdio; no structured
+content, resources or prompts.
 """
 from __future__ import annotations
 
