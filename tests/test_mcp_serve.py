@@ -309,6 +309,13 @@ def test_serve_inside_a_running_loop_says_what_to_use():
         asyncio.run(inside())
 
 
+def test_without_the_sdk_serving_says_which_extra_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the `mcp` extra were not installed
+    with pytest.raises(ImportError, match=r'pip install -e "\.\[mcp\]"'):
+        mcp_server(mcp_served.tools)
+    assert main(["serve", "mcp_served:tools"]) == 2 and "needs the official SDK" in capsys.readouterr().err
+
+
 # ----------------------------------------------------------------------------- one real stdio round trip
 
 def test_a_real_stdio_round_trip(tmp_path):
@@ -353,3 +360,4 @@ def _processes_with(marker: str) -> list[int]:
             except OSError:
                 continue
     return found
+
