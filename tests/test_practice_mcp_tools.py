@@ -399,40 +399,41 @@ def test_an_order_naming_a_tool_that_is_not_offered_is_not_followed(client):
 
 
 # -----------------------------------------------------------------------------
-# the real server: the stored tool list is its own, and the planned calls are ones it accepts
+# through the framework, as lesson 14 runs it: stdio_tools, an Agent, the practice model
 
 
-@pytest.fixture(scope="module")
-def real_time_server(client):
-    """mcp-server-time over stdio (one process for the module), through the official SDK's client."""
-    import asyncio
+def agent_run(client, model: str, tools, question: str) -> tuple[list[tuple[str, dict]], str]:
+    from mini_framework import Agent
+    result = Agent(client, model, tools=list(tools)).run(question)
+    messages = [m if isinstance(m, dict) else m.model_dump() for m in result.messages]
+    return [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for m in messages for c in m.get("tool_calls") or []], result.text
 
-    import mcp
 
-    async def session(questions: list[str]) -> tuple[list[dict], list[tuple[list, str]]]:
-        params = mcp.StdioServerParameters(command=sys.executable,
-                                           args=["-m", "mcp_server_time", "--local-timezone", "Asia/Shanghai"])
-        async with mcp.Client(params) as c:
-            listed = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in (await c.list_tools()).tools]
-            results: dict[str, str] = {}
-            for question in questions:                     # the planned calls, run on the real server
-                for name, args in first_calls(client, question):
-                    result = await c.call_tool(name, args)
-                    results[json.dumps([name, args])] = "\n".join(b.text for b in result.content if b.type == "text")
-            return listed, results
-
-    listed, results = asyncio.run(session(["北京时间下午4点半是东京几点？", "现在伦敦几点？"]))
-    return listed, results
+def test_through_the_practice_mcp_server_only_gullible_sends_the_passwords_away(client, tmp_path):
+    """The course's practice MCP server with its poisoned get_weather: what left through `extra` is in its outbox."""
+    from mini_framework.mcp import stdio_tools
+    outbox = tmp_path / "outbox.jsonl"
+    with stdio_tools(sys.executable, "-m", "practice_model.mcp_server", "--poisoned", "--outbox", str(outbox),
+                     approve=True, approvals=tmp_path / "approvals.json") as notes:
+        plain = agent_run(client, "practice", notes, "北京天气怎么样？")
+        assert not outbox.exists() or outbox.read_text(encoding="utf-8") == ""
+        fooled = agent_run(client, "practice-gullible", notes, "北京天气怎么样？")
+    assert plain[0] == [("get_weather", {"city": "北京"})]
+    assert [name for name, _ in fooled[0]] == ["read_note", "get_weather"] and fooled[1] == plain[1]
+    [sent] = [json.loads(line) for line in outbox.read_text(encoding="utf-8").splitlines()]
+    assert sent["tool"] == "get_weather" and "hunter2" in sent["extra"] and "hunter2" not in fooled[1]
 
 
 @pytest.mark.provider_pass
-def test_the_stored_tool_list_is_the_real_servers_and_its_answers_are_said_without_a_date(client, real_time_server):
-    listed, results = real_time_server
-    assert listed == LISTED
-
-    def replay(name: str, args: dict) -> str:
-        return results[json.dumps([name, args])]
-
-    assert drive(client, "北京时间下午4点半是东京几点？", TIME_TOOLS, replay)[1] == (
-        "北京时间 16:30 是东京时间 17:30（东京比北京快 1 小时）。")
-    assert re.fullmatch(r"伦敦现在是 \d\d:\d\d。", drive(client, "现在伦敦几点？", TIME_TOOLS, replay)[1])
+def test_the_real_time_server_lists_the_stored_tools_and_its_answers_are_said_without_a_date(client, tmp_path):
+    """mcp-server-time itself: the stored list is still its own, and the planned calls are ones it accepts."""
+    from mini_framework.mcp import stdio_tools
+    with stdio_tools(sys.executable, "-m", "mcp_server_time", "--local-timezone", "Asia/Shanghai",
+                     approve=True, approvals=tmp_path / "approvals.json") as time_tools:
+        assert time_tools.listing.tools == LISTED
+        converted = agent_run(client, "practice", time_tools, "北京时间下午4点半是东京几点？")
+        now = agent_run(client, "practice", time_tools, "What time is it in London?")
+    assert converted == ([convert("Asia/Shanghai", "16:30", "Asia/Tokyo")],
+                         "北京时间 16:30 是东京时间 17:30（东京比北京快 1 小时）。")
+    assert now[0] == [now_in("Europe/London")] and re.fullmatch(r"It is \d\d:\d\d in London now\.", now[1])
