@@ -662,6 +662,9 @@ def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
         p = by_name[name]
         extra = [e for e in pool.free
                  if e.kind == entity.kind and (e.kind != "number" or _numeric_ok(e, p, kinds[name], s.request))]
+        if len(same_kind) > 1:              # two ends of one kind: fan out over more of this end only ('东京和纽约')
+            extra = [e for e in extra if entity.role and e.role == entity.role] if entity.role else []
+            same_kind = [name] if extra else same_kind
         if len(same_kind) == 1 and extra and kinds[name] not in ("array", "text", "credential", "id_number"):
             values = [_member(e, p.schema["enum"]) if kinds[name] == "enum" else (zone_of(e.value) or _MISSING)
                       if kinds[name] == "timezone" else _convert(

@@ -136,6 +136,9 @@ def now_in(zone: str) -> tuple[str, dict]:
     ("What is 16:00 Asia/Tokyo in Europe/London?", [convert("Asia/Tokyo", "16:00", "Europe/London")]),
     ("What time is it in Tokyo?", [now_in("Asia/Tokyo")]),
     ("What's the time in New York now?", [now_in("America/New_York")]),
+    ("北京时间下午4点半是东京和纽约几点？", [convert("Asia/Shanghai", "16:30", "Asia/Tokyo"),
+                                 convert("Asia/Shanghai", "16:30", "America/New_York")]),
+    ("What's the time difference between Tokyo and Paris?", [now_in("Asia/Tokyo"), now_in("Europe/Paris")]),
 ])
 def test_the_time_servers_tools_are_planned_from_their_schemas(client, question, calls):
     assert first_calls(client, question) == calls
@@ -232,6 +235,12 @@ def test_the_tool_for_a_given_time_wins_over_the_clock_and_the_clock_wins_withou
     ("上海九点一刻是首尔几点", "上海时间 09:15 是首尔时间 10:15（首尔比上海快 1 小时）。"),
     ("UTC 12:00 是北京几点", "UTC 时间 12:00 是北京时间 20:00（北京比 UTC 快 8 小时）。"),
     ("北京和伦敦现在几点？", "结果如下：\n- 北京现在是 14:58。\n- 伦敦现在是 06:58。"),
+    ("北京时间下午4点半，东京和伦敦分别是几点？", "结果如下：\n- 北京时间 16:30 是东京时间 17:30（东京比北京快 1 小时）。\n"
+                                    "- 北京时间 16:30 是伦敦时间 08:30（伦敦比北京慢 8 小时）。"),
+    ("What time is 9:15 London time in Tokyo and New York?",
+     "Here is what I found:\n- 09:15 in London is 18:15 in Tokyo (Tokyo is 9 hours ahead of London).\n"
+     "- 09:15 in London is 04:15 in New York (New York is 5 hours behind London)."),
+    ("东京和北京的时差是多少？", "结果如下：\n- 东京现在是 15:58。\n- 北京现在是 14:58。"),
 ])
 def test_the_answer_says_the_times_and_the_difference(client, question, answer):
     assert drive(client, question, TIME_TOOLS, time_server())[1] == answer
