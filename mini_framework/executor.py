@@ -487,8 +487,8 @@ def tools_by_name(tools: Iterable[Any]) -> dict[str, Tool]:
     for item in tools:
         one = as_tool(item)
         if one.name in found:
-            raise ValueError(f"two tools are named {one.name!r}; the model could not tell them apart. "
-                             f"Give one of them another name, e.g. @tool(name='{one.name}_2')")
+            raise ValueError(f"two tools are named {one.name!r} ({found[one.name]!r}, {one!r}); the model could not "
+                             f"tell them apart. Rename one, e.g. @tool(name='{one.name}_2'), or give a toolset a prefix")
         found[one.name] = one
     return found
 

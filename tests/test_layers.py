@@ -3,6 +3,7 @@
     core       mini_framework/*.py          imports only core modules (and the standard library, pydantic)
     feature    mini_framework/<feature>/    imports the core and its own folder
     built-in   mini_framework/builtin/      imports the core, the features and its own folder
+    adapter    mini_framework/mcp/          tools from other programs: imports the core, the features, its own folder
     app        mini_framework/demo/         imports the core, the features, the built-in tools, its own folder
 
 Every import statement of every module is read with `ast` (imports inside functions and under
@@ -25,11 +26,13 @@ PACKAGE = Path(mini_framework.__file__).resolve().parent
 FEATURES = ("approvals", "media", "budget", "streaming", "schemas", "strict", "display", "numerals", "functions",
             "chat", "delegation", "gauntlet")
 BUILTIN = "builtin"
+ADAPTERS = ("mcp",)  # tools from other programs (MCP servers): like built-in tools, plus an optional SDK
 APPS = ("demo",)  # applications inside the package: they may import the core, the features and the built-in tools
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 THIRD_PARTY = {"pydantic", "typing_extensions", "pydantic_core"}  # what any layer may import at module level
 LAZY = {"openai": {"mini_framework.connection"}, "dotenv": {"mini_framework.connection"},
-        "tiktoken": {"mini_framework.budget.tokens"}}  # imported inside functions only, and only there
+        "tiktoken": {"mini_framework.budget.tokens"},
+        "mcp": {"mini_framework.mcp.session", "mini_framework.mcp.serve"}}  # imported inside functions only, and only there
 
 
 def module_name(path: Path) -> str:
@@ -49,6 +52,8 @@ def layer(module: str) -> tuple[str, str]:
         return "builtin", BUILTIN
     if parts[1] in APPS:
         return "app", parts[1]
+    if parts[1] in ADAPTERS:
+        return "adapter", parts[1]
     return "core", ""
 
 
@@ -100,6 +105,8 @@ def breaks(importer: str, module: str, name: str | None, top_level: bool) -> str
         return f"the {folder} feature imports {reached}: a feature imports the core and its own folder only"
     if kind == "builtin" and to_kind not in ("core", "feature", "builtin"):
         return f"a built-in tool imports {reached}"
+    if kind == "adapter" and not (to_kind in ("core", "feature") or to_folder == folder):
+        return f"the {folder} adapter imports {reached}"
     if kind == "app" and not (to_kind in ("core", "feature", "builtin") or to_folder == folder):
         return f"the {folder} app imports {reached}"
     return None
@@ -107,7 +114,7 @@ def breaks(importer: str, module: str, name: str | None, top_level: bool) -> str
 
 def test_every_layer_is_there():
     kinds = {layer(module_name(p))[0] for p in MODULES}
-    assert kinds == {"front door", "core", "feature", "builtin", "app"}
+    assert kinds == {"front door", "core", "feature", "builtin", "app", "adapter"}
     assert {layer(module_name(p))[1] for p in MODULES if layer(module_name(p))[0] == "feature"} == set(FEATURES)
 
 
@@ -136,6 +143,10 @@ def test_the_checker_catches_what_it_should():
     assert breaks("mini_framework.builtin.files.search", "re2", None, True)  # google-re2 is no dependency
     assert breaks("mini_framework.builtin.files.paths", "mini_framework", "FileToolset", True)
     assert not breaks("mini_framework.approvals.gate", "mini_framework.hooks", "Hook", True)
+    assert not breaks("mini_framework.mcp.toolbox", "mini_framework.media.types", "ImgUrl", True)
+    assert breaks("mini_framework.mcp.toolbox", "mini_framework.builtin.files", "FileToolset", True)
+    assert breaks("mini_framework.mcp.toolbox", "mcp", "Client", False)  # the SDK: only where a server starts
+    assert breaks("mini_framework.mcp.session", "mcp", "Client", True)  # ...and inside a function
     gate = imports(PACKAGE / "approvals" / "gate.py")
     assert ("mini_framework.hooks", "Hook", ) in {(m, n) for m, n, _, _ in gate}  # `from ..hooks import Hook`
 
