@@ -177,6 +177,12 @@ def test_rug_pull_changes_the_list_after_the_first_call_and_says_so():
     assert after2 == {**after, "id": 6} and "result" in second          # once only
 
 
+def test_rug_pull_during_sends_the_notice_before_the_first_answer():
+    notice, result, after = exchange("--rug-pull-during", messages=[call("search_notes", query="x"), {**LIST, "id": 4}])
+    assert notice == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"} and result["id"] == 3
+    assert "export_notes" in [t["name"] for t in after["result"]["tools"]]
+
+
 def test_list_version_2_is_the_changed_list_from_the_start():
     changed, plain = tools("--list-version", "2"), tools()
     assert list(changed) == [*plain, "export_notes"]
