@@ -16,8 +16,12 @@ What can go wrong, and what the caller gets (an `MCPServerError` naming the serv
   not UTF-8 are replaced (U+FFFD), so one bad byte cannot end the session;
 - the server dies mid-call: the call fails at once ("the server ended"), later calls too.
 The server's stderr goes to a temporary file, not to the notebook; its last lines are quoted in errors.
+The SDK starts the server in a process group of its own and stops it; on Linux, what is left of that group
+afterwards (a child the server forked and forgot) is killed too.
 
 Concessions: a call the server never answers waits for the tool's timeout (the executor's), not less.
+Elsewhere than Linux, a server's forgotten children are left to the system (the SDK kills them only when
+the server itself will not stop); a process that leaves the group on purpose (a daemon) escapes anywhere.
 """
 from __future__ import annotations
 
@@ -26,9 +30,11 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import signal
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import IO, Any
 
 from .errors import MCPServerError
@@ -73,6 +79,7 @@ class Session:
         self._stop: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self._late = False
+        self._groups: list[int] = []  # the server's process group (its pid: the SDK starts a new session)
         self._stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
 
     # ------------------------------------------------------------------ lifecycle
@@ -106,6 +113,10 @@ class Session:
                 loop.call_soon_threadsafe(stop.set)
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(CLOSE_SECONDS)
+        for group in self._groups:  # the server's own process group: whatever is left of it
+            with contextlib.suppress(OSError):  # gone already (ProcessLookupError), or not ours to signal
+                os.killpg(group, signal.SIGKILL)
+        self._groups = []
         self._stderr.close()
 
     def _serve(self, ready: concurrent.futures.Future[list[dict[str, Any]]]) -> None:
@@ -129,6 +140,7 @@ class Session:
                                            encoding_error_handler="replace")
             transport = stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]  # any text file
             async with Client(transport, cache=None, message_handler=self._on_message) as client:
+                self._groups = _spawned_here()
                 self._describe(client)
                 listed = await self._list(client)
                 late.cancel()
@@ -179,9 +191,10 @@ class Session:
 
     # ------------------------------------------------------------------ calls
 
-    async def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
-        """Call one tool and return the SDK's CallToolResult; any failure is an MCPServerError."""
-        return await self._submit(self._call(tool, arguments, timeout))
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call one tool and return the SDK's CallToolResult; any failure is an MCPServerError. Cancelling the
+        caller (the executor's timeout) cancels the request."""
+        return await self._submit(self._call(tool, arguments))
 
     async def relist(self) -> list[dict[str, Any]]:
         """The server's tool list now (after it said it changed)."""
@@ -199,19 +212,18 @@ class Session:
             raise self.error(f"cannot take calls: {self.ended or 'it stopped'}") from None
         return await asyncio.wrap_future(future)  # cancelling this cancels the request on the session's loop
 
-    async def _call(self, tool: str, arguments: dict[str, Any], timeout: float | None) -> Any:
+    async def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
         client = self._client
         if client is None:
             raise self.error(f"cannot take calls: {self.ended or 'it is not running'}")
         try:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            return await client.call_tool(tool, arguments)  # the executor's timeout cancels it
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: B036 - an SDK error, a dead pipe, a malformed answer
             reason = self.reason(exc)
-            if "Connection closed" in reason or self._client is None:
-                self.ended = "it ended during a call"
-                reason = self.ended
+            if reason == "it ended":
+                self.ended = reason = "it ended during a call"
             raise self.error(reason) from None
 
     async def _relist(self) -> list[dict[str, Any]]:
@@ -257,6 +269,15 @@ class Session:
             self._stderr.seek(max(0, size - 4000))
             return "\n".join(self._stderr.read().splitlines()[-lines:])
         return ""
+
+
+def _spawned_here() -> list[int]:
+    """The processes this thread started (Linux: /proc/self/task/<tid>/children), else none."""
+    try:
+        listed = Path(f"/proc/self/task/{threading.get_native_id()}/children").read_text()
+    except (OSError, AttributeError):
+        return []
+    return [int(pid) for pid in listed.split()]
 
 
 def _quiet_sdk_logs() -> None:

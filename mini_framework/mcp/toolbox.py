@@ -34,6 +34,7 @@ from typing import Any
 from ..concurrency import in_thread
 from ..executor import ToolError
 from ..schema import ToolDefinitionError
+from ..text import visible
 from ..tools import NAME_PATTERN, Tool, declared
 from .errors import MCPServerError, NotApproved
 from .results import tool_value
@@ -43,6 +44,7 @@ from .trust import Approvals, ToolListing, fingerprint
 __all__ = ["MCPTool", "MCPTools", "StdioTools", "stdio_tools"]
 
 MAX_TOOLS = 128  # tools one request may carry (OpenAI's limit); use `only=` for a bigger server
+MAX_DESCRIPTION = 16_000  # characters; a description is sent with every request (real ones stay under 2,000)
 Approve = Callable[[ToolListing], Any]
 
 
@@ -158,7 +160,7 @@ class StdioTools:
         for item in listing.tools:
             remote = item.get("name")
             if not isinstance(remote, str):
-                raise MCPServerError(self.name, f"lists a tool without a name: {str(item)[:80]}")
+                raise MCPServerError(self.name, f"lists a tool without a name: {visible(str(item)[:80])}")
             if remote in by_name:
                 raise MCPServerError(self.name, f"lists two tools named {remote!r}")
             by_name[remote] = item
@@ -174,8 +176,9 @@ class StdioTools:
     def _known(self, option: str, names: Iterable[str], by_name: Mapping[str, Any]) -> None:
         missing = [n for n in names if n not in by_name]
         if missing:
-            raise MCPServerError(self.name, f"has no tool {missing[0]!r} (named in {option}=); it offers: "
-                                 f"{', '.join(sorted(by_name))[:300]}")
+            offered = ", ".join(visible(n)[:80] for n in sorted(by_name))
+            raise MCPServerError(self.name, f"has no tool {missing[0]!r} (named in {option}=); "
+                                 f"it offers: {offered[:300]}")
 
     def _tool(self, item: dict[str, Any]) -> MCPTool:
         remote = item["name"]
@@ -184,8 +187,10 @@ class StdioTools:
             raise MCPServerError(self.name, f"offers a tool named {name[:80]!r}, which the API refuses (letters, "
                                  "digits, _ and -, at most 64): leave it out with only=[...]")
         description = item.get("description") or ""
-        if not isinstance(description, str):
-            raise MCPServerError(self.name, f"gives tool {remote!r} a description that is not text")
+        if not isinstance(description, str) or len(description) > MAX_DESCRIPTION:
+            raise MCPServerError(self.name, f"gives tool {remote!r} a description that is not text or longer "
+                                 f"than {MAX_DESCRIPTION:,} characters (sent with every request): leave it out "
+                                 "with only=[...]")
         schema = item.get("inputSchema")
         if not isinstance(schema, dict) or schema.get("type", "object") != "object":
             raise MCPServerError(self.name, f"gives tool {remote!r} an inputSchema that is not a JSON object "
@@ -226,7 +231,7 @@ class StdioTools:
                                 f"approved it ({self.tools.changed[:300]}). Tell the user a person must review "
                                 "the server again.")
             try:
-                result = await self.session.call(remote, arguments, self.timeout)
+                result = await self.session.call(remote, arguments)
             except MCPServerError as exc:
                 raise ToolError(f"The tool's server failed: {exc.reason}. Tell the user it did not work.") from None
             return tool_value(result.model_dump(mode="json", by_alias=True, exclude_none=True),
@@ -242,7 +247,7 @@ def stdio_tools(command: str, *args: str, env: Mapping[str, str] | None = None,
                 approvals: str | os.PathLike[str] | Approvals | None = "mcp-approvals.json",
                 requires_approval: bool | Mapping[str, bool | Callable[[Any], bool]] | None = None,
                 timeout: float | None = None, startup_timeout: float = 10.0,
-                max_result_chars: int = 100_000) -> StdioTools:
+                max_result_chars: int = 1_000_000) -> StdioTools:
     """Start an MCP server (`command *args`) over stdio; `with` it to get its tools (see the module docstring).
 
     `approvals` is the file approvals are kept in (None: in memory, for this process only); `timeout` is
