@@ -14,6 +14,9 @@ What each kind of failure must give:
   traceback, and the run goes on to its answer;
 - always: no process left once the `with` block is over, however it ended.
 
+The gates an MCP tool shares with a local tool (repair, approval, hints that only add gates, images,
+spill, name collisions) are tested in tests/test_mcp_gates.py; this file is about servers that misbehave.
+
 The start-up cases that can only end in a timeout run at the same time, in threads (`timeouts`), so
 the module waits about one `startup_timeout` for all of them, not one each.
 """
@@ -100,10 +103,10 @@ def assert_agents_work() -> None:
 
 
 def assert_timed_out(message: str) -> None:
-    """The model reads that the call took too long: the executor's timeout, or the SDK's read timeout (the two
-    are given the same `timeout`, and either may fire first)."""
+    """The model reads that the call took too long, and that it may still have done something (the executor's
+    timeout message: the SDK is given none of its own, which would race it with a vaguer one)."""
     assert_readable(message)
-    assert "did not finish within 0.5 s" in message or "timed out" in message, message
+    assert "did not finish within 0.5 s" in message and "may still complete" in message, message
 
 
 def pids(pid_file: Path) -> list[int]:
@@ -227,33 +230,11 @@ def test_only_leaves_a_badly_named_tool_out_as_the_error_says(pid_file):
 
 
 def test_a_huge_list_is_refused_and_only_picks_from_it(pid_file):
-    error = str(refused(pid_file, "--huge-list", "3000", "--page-size", "500"))
-    assert "3,004 tools" in error and "only=" in error
+    error = str(refused(pid_file, "--huge-list", "1000", "--page-size", "250"))
+    assert "1,004 tools" in error and "only=" in error
     pid_file.unlink()
-    with notes(pid_file, "--huge-list", "3000", "--page-size", "500", only=["tool_02999"]) as tools:
-        assert [t.name for t in tools] == ["tool_02999"]
-    assert_gone(pid_file)
-
-
-def test_a_tool_named_like_a_local_one_is_refused_unless_prefixed(pid_file):
-    @tool
-    def read_note(note_id: str) -> str:
-        """A local tool with a server tool's name.
-
-        Args:
-            note_id: Which note.
-        """
-        return "local"
-
-    with notes(pid_file) as tools:
-        with pytest.raises(ValueError, match="read_note"):
-            Agent(ScriptedClient([]), "m", [*tools, read_note])
-    assert_gone(pid_file)
-    pid_file.unlink()
-    with notes(pid_file, prefix="notes_") as tools:
-        assert "notes_read_note" in [t.name for t in tools]
-        assert run([*tools, read_note], ("notes_read_note", {"note_id": "shopping"}), ("read_note", {"note_id": "x"})
-                   )[1] == "local"
+    with notes(pid_file, "--huge-list", "1000", "--page-size", "250", only=["tool_00999"]) as tools:
+        assert [t.name for t in tools] == ["tool_00999"]
     assert_gone(pid_file)
 
 
@@ -277,14 +258,6 @@ def test_bytes_that_are_not_utf8_are_replaced_not_fatal(pid_file):
     with notes(pid_file, "--non-utf8") as tools:
         first, second = run(tools, ("read_note", {"note_id": "shopping"}), ("read_note", {"note_id": "passwords"}))
         assert "Eggs, milk" in first and "\ufffd" in first and "hunter2" in second
-    assert_gone(pid_file)
-
-
-def test_a_flood_of_output_reaches_the_model_cut(pid_file, tmp_path):
-    with notes(pid_file, "--flood", "3000000") as tools:
-        (message,) = run(tools, ("read_note", {"note_id": "build-log"}), spill_dir=tmp_path)
-    assert len(message) < 120_000 and "3,000,0" in message    # says how much there was
-    assert str(tmp_path) in message                          # the whole of it, spilled where the user said
     assert_gone(pid_file)
 
 
@@ -359,18 +332,6 @@ def test_async_with_gives_the_same_error_and_no_process(pid_file):
     assert_gone(pid_file)
 
 
-def test_hints_that_lie_remove_no_gate_you_set(pid_file):
-    with notes(pid_file, "--lying-hints", requires_approval={"delete_note": True}) as tools:
-        paused = Agent(ScriptedClient(calls(("delete_note", {"note_id": "passwords"}))), "m", tools).run("go")
-        assert [p.call.name for p in paused.pending] == ["delete_note"]   # held for a person, "readOnlyHint" or not
-        (kept,) = run(tools, ("read_note", {"note_id": "passwords"}))
-        assert "hunter2" in kept                                # the server was never asked to delete it
-    assert_gone(pid_file)
-
-
-@pytest.mark.xfail(strict=True, reason="stdio_tools stops the server it started (the SDK kills the process group "
-                   "only when the server outlives the 2 s grace), but a child the server forked and left running "
-                   "survives the context: an orphan holding the server's pipes")
 def test_a_child_the_server_left_behind_is_stopped_too(pid_file):
     try:
         with notes(pid_file, "--orphan") as tools:
