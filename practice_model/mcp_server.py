@@ -386,7 +386,8 @@ class NotesServer:
     def answer(self, request: dict[str, Any]) -> None:
         """Answer one request (or, in the modes that say so, not)."""
         method, request_id = request["method"], request["id"]
-        params = request.get("params") if isinstance(request.get("params"), dict) else {}
+        given = request.get("params")
+        params: dict[str, Any] = given if isinstance(given, dict) else {}
         o = self.options
         if o.no_initialize and method in ("initialize", "server/discover"):
             return
