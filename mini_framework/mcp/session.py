@@ -30,6 +30,7 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import re
 import signal
 import tempfile
 import threading
@@ -37,6 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from ..text import visible
 from .errors import MCPServerError
 
 __all__ = ["MAX_LISTED", "Session", "minimal_environment"]
@@ -79,6 +81,7 @@ class Session:
         self._stop: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self._late = False
+        self._garbled, self._first_garbled = 0, ""  # lines from the server the SDK could not read
         self._groups: list[int] = []  # the server's process group (its pid: the SDK starts a new session)
         self._stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
 
@@ -150,6 +153,7 @@ class Session:
         except BaseException as exc:  # noqa: B036 - the thread's last word: report it, never raise into nowhere
             late.cancel()
             reason = f"did not answer within {self.startup_timeout:g} s" if self._late else self.reason(exc)
+            reason += self._garbage()
             self.ended = self.ended or reason
             if not ready.done():
                 ready.set_exception(self.error(reason))
@@ -185,9 +189,21 @@ class Session:
         raise self.error(f"sends more than {MAX_PAGES} pages of tools")
 
     async def _on_message(self, message: Any) -> None:
-        """Notifications from the server: only a changed tool list matters here."""
-        if getattr(message, "method", None) == "notifications/tools/list_changed" and self.on_list_changed:
+        """Notifications from the server (a changed tool list matters), and lines the SDK could not read."""
+        if isinstance(message, Exception):  # a line that is not JSON-RPC: skipped, and counted for errors
+            self._garbled += 1
+            if self._garbled == 1:
+                found = re.search(r"input_value=(.{0,120}?), input_type", str(message))
+                self._first_garbled = found.group(1) if found else " ".join(str(message).split())[:120]
+        elif getattr(message, "method", None) == "notifications/tools/list_changed" and self.on_list_changed:
             self.on_list_changed()
+
+    def _garbage(self) -> str:
+        """'; it wrote 2 lines that are not JSON-RPC, the first: ...' (for an error), or ''."""
+        if not self._garbled:
+            return ""
+        return (f"; it wrote {self._garbled} line(s) that are not JSON-RPC, the first: "
+                f"{visible(self._first_garbled)}")
 
     # ------------------------------------------------------------------ calls
 
