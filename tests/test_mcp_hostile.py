@@ -192,12 +192,12 @@ def test_a_handshake_that_never_completes_is_an_error_naming_the_server(timeouts
     assert_agents_work()
 
 
-@pytest.mark.xfail(strict=True, reason="a handshake answered with a line that is not JSON-RPC ends as 'did not "
-                   "answer within 1 s': the SDK skips the line (and hands the parse error to the message handler, "
-                   "which ignores it), so the error does not say the server wrote something broken, nor quote it")
-def test_a_handshake_answered_with_garbage_says_what_the_server_wrote(timeouts):
-    raised, _ = timeouts["malformed-not-json"]
-    assert "this is not JSON" in str(raised)
+@pytest.mark.parametrize("case, quoted", [("malformed-not-json", "'this is not JSON {'"),
+                                          ("malformed-no-id", "{'jsonrpc': '2.0', 'resul"),
+                                          ("malformed-array", "[{'jsonrpc': '2.0'"), ("malformed-bad-version", "'1.0'")])
+def test_a_handshake_answered_with_garbage_says_what_the_server_wrote(timeouts, case, quoted):
+    raised, _ = timeouts[case]
+    assert "1 line(s) that are not JSON-RPC, the first: " + quoted in str(raised)
 
 
 def test_an_answer_with_both_result_and_error_is_refused(pid_file):
