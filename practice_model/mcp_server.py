@@ -60,6 +60,8 @@ Modes, for lesson 14 and the tests (combine them freely):
                         for their PIN), roots/list (show me your folders); the result says what it got
     --orphan            forks a child that outlives the server (60 s at most), as a careless server might
     --pid-file PATH     writes the server's pid (and the orphan's) to PATH, one per line
+    --outbox PATH       appends what leaves through a tool to PATH (JSON lines)
+    --page-size N       tools/list answers in pages of N tools (with nextCursor)
 
 Concessions: one request at a time, in order (no cancellation, no progress); tools only (no resources,
 prompts or sampling); arguments are checked for presence and type, not against the whole schema;
