@@ -34,7 +34,7 @@ import re
 import signal
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -67,12 +67,10 @@ class Session:
     """A running MCP server: `open()` it, `await call(...)` its tools from anywhere, `close()` it once."""
 
     def __init__(self, argv: Sequence[str], *, name: str, env: Mapping[str, str] | None = None,
-                 cwd: str | os.PathLike[str] | None = None, startup_timeout: float = 10.0,
-                 on_list_changed: Callable[[], None] | None = None) -> None:
+                 cwd: str | os.PathLike[str] | None = None, startup_timeout: float = 10.0) -> None:
         self.argv, self.name, self.cwd = list(argv), name, cwd
         self.env = minimal_environment(env)
         self.startup_timeout = startup_timeout
-        self.on_list_changed = on_list_changed  # called (on the session's thread) when the server says so
         self.server_info: dict[str, Any] = {}
         self.instructions: str | None = None
         self.ended: str | None = None  # why the session cannot take calls any more
@@ -189,14 +187,12 @@ class Session:
         raise self.error(f"sends more than {MAX_PAGES} pages of tools")
 
     async def _on_message(self, message: Any) -> None:
-        """Notifications from the server (a changed tool list matters), and lines the SDK could not read."""
+        """Lines the SDK could not read (notifications need nothing: the list is checked before each call)."""
         if isinstance(message, Exception):  # a line that is not JSON-RPC: skipped, and counted for errors
             self._garbled += 1
             if self._garbled == 1:
                 found = re.search(r"input_value=(.{0,120}?), input_type", str(message))
                 self._first_garbled = found.group(1) if found else " ".join(str(message).split())[:120]
-        elif getattr(message, "method", None) == "notifications/tools/list_changed" and self.on_list_changed:
-            self.on_list_changed()
 
     def _garbage(self) -> str:
         """'; it wrote 2 lines that are not JSON-RPC, the first: ...' (for an error), or ''."""
@@ -213,7 +209,7 @@ class Session:
         return await self._submit(self._call(tool, arguments))
 
     async def relist(self) -> list[dict[str, Any]]:
-        """The server's tool list now (after it said it changed)."""
+        """The server's tool list now."""
         return await self._submit(self._relist())
 
     async def _submit(self, work: Any) -> Any:

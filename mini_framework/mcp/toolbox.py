@@ -12,8 +12,9 @@ gate, images with a media_id, and spill for long results. What is MCP's own:
 - Trust. The list is approved before any of it reaches a model (trust.py): `approve=` a function that is
   shown the list (`ask` asks at the keyboard) or True (scripts, tests); else an approval stored in
   `approvals` for the same fingerprint; else NotApproved, saying how. A person's yes is stored.
-- A changed list. If the server says its list changed (`notifications/tools/list_changed`) and the new
-  list differs, its tools refuse every call from then on, saying why; the next start asks again.
+- A changed list. Before each call the list is read again (one round trip); if it differs from the
+  approved one in anything, every tool of the server refuses calls from then on, saying why, whether or
+  not the server announced it (`notifications/tools/list_changed`); the next start asks again.
 - Gates. `requires_approval` is yours: True/False for every tool of the server, or {tool: True/False/
   predicate}. Where you said nothing, a tool whose annotations say `destructiveHint: true` is gated. The
   server's hints only add gates: `readOnlyHint` removes none, and nothing it says is believed otherwise.
@@ -83,10 +84,8 @@ class StdioTools:
         self.prefix, self.approve, self.approvals = prefix, approve, approvals
         self.only = None if only is None else list(only)
         self.requires_approval, self.timeout, self.max_result_chars = requires_approval, timeout, max_result_chars
-        self.session = Session(argv, name=self.name, env=env, cwd=cwd, startup_timeout=startup_timeout,
-                               on_list_changed=self._list_changed)
+        self.session = Session(argv, name=self.name, env=env, cwd=cwd, startup_timeout=startup_timeout)
         self.tools: MCPTools | None = None
-        self._stale = False
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -138,15 +137,11 @@ class StdioTools:
             raise NotApproved(self.name, "was not approved: its tools were not offered to the model")
         self.approvals.record(listing)
 
-    def _list_changed(self) -> None:
-        """The server says its list changed: the next call checks it (calls stop if it really did)."""
-        self._stale = True
-
     async def _check_list(self) -> None:
-        """After a list_changed notice: compare the list now with the approved one."""
-        if self.tools is None or not self._stale:
+        """Before each call: the server's list now, compared with the approved one (a changed list stops
+        every tool of the server; it costs one tools/list round trip, well under a millisecond here)."""
+        if self.tools is None or self.tools.changed:
             return
-        self._stale = False
         now = await self.session.relist()
         if fingerprint(now) != self.tools.listing.fingerprint:
             changed = ToolListing(self.name, now, previous=self.tools.listing.tools)
