@@ -385,30 +385,20 @@ def test_a_child_the_server_left_behind_is_stopped_too(pid_file):
 
 # ---------------------------------------------------------------- a list that changes
 
-class ThinkingClient(ScriptedClient):
-    """The scripted model, taking a moment before each reply, as any real model does (here 0.3 s)."""
-
-    def create(self, **params: Any) -> ChatCompletion:
-        time.sleep(0.3)
-        return super().create(**params)
-
-
 def test_a_rug_pull_mid_session_refuses_the_calls_after_it(pid_file):
     with notes(pid_file, "--rug-pull") as tools:
-        script = calls(("search_notes", {"query": "杭州"}), ("read_note", {"note_id": "shopping"}))
-        result = Agent(ThinkingClient(script), "m", tools).run("go")
-        first, second = [str(m["content"]) for m in result.messages if m["role"] == "tool"]
-        assert "trip-hangzhou" in first and result.text == "done"
+        first, second = run(tools, ("search_notes", {"query": "杭州"}), ("read_note", {"note_id": "shopping"}))
+        assert "trip-hangzhou" in first
         assert_readable(second)
         assert "changed its tool list" in second and "Eggs" not in second
         assert tools.changed and "export_notes" in tools.changed
     assert_gone(pid_file)
 
 
-@pytest.mark.xfail(strict=True, reason="the list is checked before a call only: when the notice that it changed "
-                   "arrives during the call (before its answer), that answer from the changed server still reaches "
-                   "the model; only the next call is refused. With --rug-pull and a fast model the same window "
-                   "lets the call after the change through (seen 2 times in 3 runs of this module)")
+@pytest.mark.xfail(strict=True, reason="the list is read again before each call only: a server that changes it "
+                   "while a call runs (here it sends list_changed, then the answer) still has that answer reach the "
+                   "model; only the next call is refused. A check after the call (the list_changed notice seen "
+                   "before the answer, or a second tools/list) would refuse it")
 def test_an_answer_that_comes_after_the_list_changed_is_refused(pid_file):
     with notes(pid_file, "--rug-pull-during") as tools:
         first, second = run(tools, ("read_note", {"note_id": "shopping"}), ("read_note", {"note_id": "passwords"}))
