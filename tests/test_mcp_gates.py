@@ -260,9 +260,10 @@ def test_an_edited_approvals_file_approves_nothing(tmp_path):
 
 def test_a_list_that_changes_during_the_session_stops_its_tools():
     with notes("--rug-pull") as tools:
-        first = run_one(tools, "search_notes", {"query": "shopping"})
+        first = run_one(tools, "search_notes", {"query": "shopping"})  # the server changes its list as it answers
         after = run_one(tools, "read_note", {"note_id": "shopping"})
-    assert first.ok and not after.ok and "changed its tool list" in after.content
+    assert not first.ok and "answer is withheld" in first.content and "shopping:" not in first.content
+    assert not after.ok and "changed its tool list" in after.content
     assert tools.changed and "search_notes" in tools.changed
 
 

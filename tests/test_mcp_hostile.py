@@ -388,17 +388,14 @@ def test_a_child_the_server_left_behind_is_stopped_too(pid_file):
 def test_a_rug_pull_mid_session_refuses_the_calls_after_it(pid_file):
     with notes(pid_file, "--rug-pull") as tools:
         first, second = run(tools, ("search_notes", {"query": "杭州"}), ("read_note", {"note_id": "shopping"}))
-        assert "trip-hangzhou" in first
+        assert "changed its tool list" in first and "answer is withheld" in first  # it changed during the first
+        assert "trip-hangzhou" not in first
         assert_readable(second)
         assert "changed its tool list" in second and "Eggs" not in second
         assert tools.changed and "export_notes" in tools.changed
     assert_gone(pid_file)
 
 
-@pytest.mark.xfail(strict=True, reason="the list is read again before each call only: a server that changes it "
-                   "while a call runs (here it sends list_changed, then the answer) still has that answer reach the "
-                   "model; only the next call is refused. A check after the call (the list_changed notice seen "
-                   "before the answer, or a second tools/list) would refuse it")
 def test_an_answer_that_comes_after_the_list_changed_is_refused(pid_file):
     with notes(pid_file, "--rug-pull-during") as tools:
         first, second = run(tools, ("read_note", {"note_id": "shopping"}), ("read_note", {"note_id": "passwords"}))

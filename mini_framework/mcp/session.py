@@ -187,7 +187,7 @@ class Session:
         raise self.error(f"sends more than {MAX_PAGES} pages of tools")
 
     async def _on_message(self, message: Any) -> None:
-        """Lines the SDK could not read (notifications need nothing: the list is checked before each call)."""
+        """Lines the SDK could not read (a changed list needs no notice: it is read before and after each call)."""
         if isinstance(message, Exception):  # a line that is not JSON-RPC: skipped, and counted for errors
             self._garbled += 1
             if self._garbled == 1:
@@ -263,7 +263,7 @@ class Session:
             return f"could not be started: no program {self.argv[0]!r}"
         if isinstance(exc, OSError):
             return f"could not be started: {exc.strerror or exc}"
-        text = " ".join(str(exc).split())[:300]
+        text = re.sub(r"\s*For further information visit \S+", "", " ".join(str(exc).split()))[:300]  # pydantic's
         if "Connection closed" in text:
             return "ended before it answered" if self._client is None else "it ended"
         return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -12,9 +12,10 @@ gate, images with a media_id, and spill for long results. What is MCP's own:
 - Trust. The list is approved before any of it reaches a model (trust.py): `approve=` a function that is
   shown the list (`ask` asks at the keyboard) or True (scripts, tests); else an approval stored in
   `approvals` for the same fingerprint; else NotApproved, saying how. A person's yes is stored.
-- A changed list. Before each call the list is read again (one round trip); if it differs from the
-  approved one in anything, every tool of the server refuses calls from then on, saying why, whether or
-  not the server announced it (`notifications/tools/list_changed`); the next start asks again.
+- A changed list. Before and after each call the list is read again (a round trip each); if it differs
+  from the approved one in anything, every tool of the server refuses calls from then on, saying why
+  (the answer of the call it changed during, or after, is withheld too), whether or not the server
+  announced it (`notifications/tools/list_changed`); the next start asks again.
 - Gates. `requires_approval` is yours: True/False for every tool of the server, or {tool: True/False/
   predicate}. Where you said nothing, a tool whose annotations say `destructiveHint: true` is gated. The
   server's hints only add gates: `readOnlyHint` removes none, and nothing it says is believed otherwise.
@@ -138,14 +139,20 @@ class StdioTools:
         self.approvals.record(listing)
 
     async def _check_list(self) -> None:
-        """Before each call: the server's list now, compared with the approved one (a changed list stops
-        every tool of the server; it costs one tools/list round trip, well under a millisecond here)."""
+        """Before and after each call: the server's list now, compared with the approved one (a changed list
+        stops every tool of the server; each check is one tools/list round trip, well under a millisecond)."""
         if self.tools is None or self.tools.changed:
             return
         now = await self.session.relist()
         if fingerprint(now) != self.tools.listing.fingerprint:
             changed = ToolListing(self.name, now, previous=self.tools.listing.tools)
             self.tools.changed = "; ".join(changed.changes)
+
+    def _refuse_if_changed(self, more: str = "") -> None:
+        if self.tools is not None and self.tools.changed:
+            raise ToolError(f"This tool is not available: its server changed its tool list after a person "
+                            f"approved it ({self.tools.changed[:300]}){more}. Tell the user a person must review "
+                            "the server again.")
 
     # ------------------------------------------------------------------ tools
 
@@ -221,14 +228,13 @@ class StdioTools:
     def _handler(self, remote: str) -> Callable[..., Any]:
         async def call(**arguments: Any) -> Any:
             await self._check_list()
-            if self.tools is not None and self.tools.changed:
-                raise ToolError(f"This tool is not available: its server changed its tool list after a person "
-                                f"approved it ({self.tools.changed[:300]}). Tell the user a person must review "
-                                "the server again.")
+            self._refuse_if_changed()
             try:
                 result = await self.session.call(remote, arguments)
             except MCPServerError as exc:
                 raise ToolError(f"The tool's server failed: {exc.reason}. Tell the user it did not work.") from None
+            await self._check_list()  # and after: an answer made under a list no one approved is not passed on
+            self._refuse_if_changed("; this call's answer is withheld")
             return tool_value(result.model_dump(mode="json", by_alias=True, exclude_none=True),
                               self.max_result_chars)
 
