@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +25,15 @@ os.environ["LLM_BASE_URL"] = "practice"
 # folder of this test run, not to ~/.mini_framework; notebook kernels inherit it.
 os.environ["MINI_FRAMEWORK_HOME"] = tempfile.mkdtemp(prefix="mini_framework_home_")
 atexit.register(shutil.rmtree, os.environ["MINI_FRAMEWORK_HOME"], ignore_errors=True)  # each run cleans up its own
+
+# Bytecode caches: an environment that turns them off (PYTHONDONTWRITEBYTECODE=1, as some sandboxes do) has every
+# process of a run compile again all it imports from this repository: each of the four workers rewrites and compiles
+# the ~90 test modules (pytest's assertion rewriting: ~4 s of CPU a worker), each notebook kernel and each subprocess
+# compiles the course's modules. A test run writes them, as Python does by default (in __pycache__/ folders, which
+# git ignores), for itself, its workers, kernels and subprocesses; COURSE_BYTECODE_CACHE=0 leaves the setting alone.
+if os.environ.get("COURSE_BYTECODE_CACHE", "1") != "0":
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
 
 LESSONS = Path(__file__).resolve().parent / "lessons"
 WORKSPACE_MARK = "(your own work, we assume)"  # in every reason course.workspace gives

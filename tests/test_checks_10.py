@@ -1,6 +1,7 @@
 """Exercise checkers of lesson 10 (the canonical cache key is drilled in 06b, the bill in 10b): each solution passes, each stub waits, each realistic wrong answer gets ❌."""
 from __future__ import annotations
 
+import functools
 import random
 import secrets
 from pathlib import Path
@@ -308,9 +309,20 @@ def page(text, cursor, max_tokens, *, by_chars=False, next_at=0, last_cursor=Non
 
 
 def wrong_page(**options):
+    """`page` with these options, as a learner's answer: the same options give the same answer."""
+    return _wrong_page(tuple(sorted(options.items())))
+
+
+@functools.cache
+def _wrong_page(options):
     def page_(text, cursor, max_tokens):
-        return page(text, cursor, max_tokens, **options)
+        return page(text, cursor, max_tokens, **dict(options))
     return page_
+
+
+# Each answer is checked once in this module (the solution's check pages long texts: ~0.4 s of CPU): the table's
+# tests and the messages test read the same result.
+check_page = functools.cache(lesson10.page)
 
 
 def forever(text, cursor, max_tokens):
@@ -318,7 +330,7 @@ def forever(text, cursor, max_tokens):
     return text.split("\n")[cursor], cursor
 
 
-CASES["page"] = (lesson10.page, [page], [stub], [
+PAGE = {"page": (check_page, [page], [stub], [
     [wrong_page(by_chars=True)],  # tokens counted as characters: pages far smaller than the budget
     [wrong_page(next_at=-1)],  # the next cursor is the last line returned: each page repeats a line
     [wrong_page(next_at=1)],  # the next cursor skips a line
@@ -329,13 +341,13 @@ CASES["page"] = (lesson10.page, [page], [stub], [
     [wrong_page(as_list=True)],  # the page as a list of lines
     [forever],
     [boom],
-])
+])}
 
-test_page_passes, test_page_waits, test_page_catches = checker_tests({"page": CASES["page"]})
+test_page_passes, test_page_waits, test_page_catches = checker_tests(PAGE)
 
 
 def test_the_page_messages_say_what_happened():
-    assert "not characters" in lesson10.page(wrong_page(by_chars=True)).message
-    assert "None" in lesson10.page(wrong_page(last_cursor="length")).message
-    assert "for ever" in lesson10.page(wrong_page(empty_when_long=True)).message
-    assert "the first line not returned yet" in lesson10.page(wrong_page(next_at=-1)).message
+    assert "not characters" in check_page(wrong_page(by_chars=True)).message
+    assert "None" in check_page(wrong_page(last_cursor="length")).message
+    assert "for ever" in check_page(wrong_page(empty_when_long=True)).message
+    assert "the first line not returned yet" in check_page(wrong_page(next_at=-1)).message

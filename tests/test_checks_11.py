@@ -1,6 +1,7 @@
 """The exercise checker of lesson 11: the solution passes, the stub waits, each realistic wrong answer gets ❌."""
 from __future__ import annotations
 
+import functools
 import json
 
 from checker_cases import boom, checker_tests, stub
@@ -66,9 +67,20 @@ def assemble(chunks, *, by="index", parse=False, finish_kept=True, add_names=Fal
 
 
 def wrong(function, **options):
+    """`function` with these options, as a learner's answer: the same options give the same answer."""
+    return _wrong(function, tuple(sorted(options.items())))
+
+
+@functools.cache
+def _wrong(function, options):
     def wrapped(*args):
-        return function(*args, **options)
+        return function(*args, **dict(options))
     return wrapped
+
+
+# Each answer is checked once in this module: the table's tests and the messages tests read the same result
+# (the check is deterministic: recorded streams, no model).
+check = functools.cache(lesson11.assemble)
 
 
 def content_or_calls(chunks):
@@ -134,7 +146,7 @@ def message_shaped(chunks):
 
 
 CASES = {
-    "assemble": (lesson11.assemble, [assemble], [stub], [
+    "assemble": (check, [assemble], [stub], [
         [wrong(assemble, tool_calls_default=True)],  # delta.get("tool_calls", []): crashes on llama.cpp's null
         [wrong(assemble, function_default=True)],  # part.get("function", {}): crashes on "function": null
         [wrong(assemble, by="arrival")],  # a new call at each id, fragments to the latest
@@ -170,7 +182,7 @@ test_checker_passes_the_solution, test_checker_says_not_solved_to_the_stub, \
 
 
 def test_the_wrong_answers_get_messages_that_teach():
-    said = {name: lesson11.assemble(answer).message for name, answer in [
+    said = {name: check(answer).message for name, answer in [
         ("arrival", wrong(assemble, by="arrival")), ("parse", wrong(assemble, parse=True)),
         ("names", wrong(assemble, add_names=True)), ("finish", always_tool_calls),
         ("usage", wrong(assemble, every_choice=False))]}
@@ -179,7 +191,7 @@ def test_the_wrong_answers_get_messages_that_teach():
 
 
 def test_the_new_wrong_answers_get_the_message_that_fits():
-    said = {name: lesson11.assemble(answer).message for name, answer in [
+    said = {name: check(answer).message for name, answer in [
         ("list", list_slots), ("strip", wrong(assemble, strip=True)),
         ("header", wrong(assemble, header_arguments=False)), ("null id", wrong(assemble, ids="get_default")),
         ("last id", wrong(assemble, ids="last")), ("function", wrong(assemble, strict_function=True)),
@@ -191,7 +203,7 @@ def test_the_new_wrong_answers_get_the_message_that_fits():
     assert "NEW id on every chunk" in said["last id"], said["last id"]
     assert "without 'function'" in said["function"], said["function"]
     assert "null means" in said["every"] and "later one replaces" in said["first"], (said["every"], said["first"])
-    assert "Beijing" in lesson11.assemble(lambda chunks: ("x", [], "stop")).message
-    by_id = lesson11.assemble(wrong(assemble, by="id")).message
+    assert "Beijing" in check(lambda chunks: ("x", [], "stop")).message
+    by_id = check(wrong(assemble, by="id")).message
     assert "keying the calls by id" in by_id and "content" not in by_id, by_id
-    assert "read both" in lesson11.assemble(content_or_calls).message
+    assert "read both" in check(content_or_calls).message

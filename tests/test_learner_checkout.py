@@ -73,7 +73,9 @@ def test_the_suite_passes_where_a_learner_solved_every_exercise(clone: Path):
     assert {p.name: p.read_bytes() for p in (clone / "lessons").glob("*.ipynb")} == before, "a lesson was changed"
 
     # in CI (COURSE_STRICT=1) the same checkout is a failure, not a skip: a clean clone holds no learner's work
-    strict = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:randomly", "-q",
+    # (-p course.quick_nbformat, as pyproject's addopts would: without it jsonschema's imports cost ~1.3 s of CPU)
+    strict = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "course.quick_nbformat",
+                             "-p", "no:cacheprovider", "-p", "no:randomly", "-q",
                              "tests/test_build_lessons.py", "tests/test_notebooks.py"],
                             cwd=clone, capture_output=True, text=True, timeout=600,
                             env=learner_environment() | {"COURSE_STRICT": "1"})

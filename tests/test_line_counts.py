@@ -26,6 +26,12 @@ def counts() -> ModuleType:
     return module
 
 
+@pytest.fixture(scope="module")
+def rows(counts: ModuleType) -> list[tuple[str, str, int, int]]:
+    """Every module counted once for the module (tokenizing them all takes about a second)."""
+    return counts.count()
+
+
 SAMPLE = '''"""The module's docstring,
 on two lines."""
 from __future__ import annotations
@@ -57,8 +63,7 @@ def test_code_lines_leave_out_blanks_comments_and_docstrings(counts: ModuleType)
     assert counts.code_lines('"""Only a docstring."""\n') == 0
 
 
-def test_each_layer_is_its_modules_summed(counts: ModuleType) -> None:
-    rows = counts.count()
+def test_each_layer_is_its_modules_summed(counts: ModuleType, rows: list[tuple[str, str, int, int]]) -> None:
     assert {layer for layer, *_ in rows} == set(counts.LAYERS)
     report = counts.report(rows)
     for layer in counts.LAYERS:
@@ -67,12 +72,20 @@ def test_each_layer_is_its_modules_summed(counts: ModuleType) -> None:
     assert all(code <= physical for _, _, code, physical in rows)
 
 
-def test_the_script_prints_the_core_count() -> None:
-    out = subprocess.run([sys.executable, str(SCRIPT), "--layers"], capture_output=True, text=True, timeout=60,
-                         check=True).stdout
-    core = re.search(r"^core +(\d+) +([\d,]+) +([\d,]+)$", out, re.M)
-    assert core is not None, out
-    modules, code, physical = int(core[1]), int(core[2].replace(",", "")), int(core[3].replace(",", ""))
-    assert modules >= 10 and 0 < code < physical
+CORE_ROW = re.compile(r"^core +(\d+) +([\d,]+) +([\d,]+)$", re.M)
+
+
+def test_the_script_prints_the_core_count(counts: ModuleType, rows: list[tuple[str, str, int, int]],
+                                          capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     full = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=60, check=True).stdout
     assert "mini_framework/agent.py" in full and "practice_model/server.py" in full
+    core = CORE_ROW.search(full)  # the layer table follows the modules'
+    assert core is not None, full
+    modules, code, physical = int(core[1]), int(core[2].replace(",", "")), int(core[3].replace(",", ""))
+    assert modules >= 10 and 0 < code < physical
+    # --layers: the same table without the modules (the counts the script made above, not made again)
+    monkeypatch.setattr(counts, "count", lambda: rows)
+    counts.main(["--layers"])
+    layers = capsys.readouterr().out
+    assert "mini_framework/agent.py" not in layers
+    assert (found := CORE_ROW.search(layers)) is not None and found[0] == core[0], layers
