@@ -31,6 +31,9 @@ Modules, from the socket inwards:
     quirks      a provider's deviations from that wire format, by flag (`practice@ollama`, `@gemini`,
                 `@dashscope`, `@kimi`, `@vllm`, `@poolside`, `@glm`, `@llamacpp`, `@cut`, `@deepseek@thinking`)
 
+Beside it, `mcp_server`: a practice MCP server (a notes app over stdio, standard library only) that misbehaves
+on request, for lesson 14 and the hostile-server tests (`python -m practice_model.mcp_server --help`).
+
 The rule about the framework: the practice package imports nothing from `mini_framework`
 (tests/test_practice_imports.py enforces it). Everything it needs, it has, `numerals.py` (a
 deliberate copy of the framework's number parser) included: a test double that shared code

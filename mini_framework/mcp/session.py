@@ -79,10 +79,14 @@ class Session:
 
     def open(self) -> list[dict[str, Any]]:
         """Start the server, shake hands, and return its whole tool list (each tool as the server's JSON)."""
+        try:
+            import mcp  # noqa: F401 - the optional `mcp` extra: say so now, not from the session's thread
+        except ImportError:
+            raise ImportError("MCP servers need the official SDK: pip install -e \".[mcp]\" in this repository, "
+                              "or pip install \"mcp>=2.3,<3\"") from None
         _quiet_sdk_logs()
         ready: concurrent.futures.Future[list[dict[str, Any]]] = concurrent.futures.Future()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._main(ready)), daemon=True,
-                                        name=f"mcp-{self.name}"[:40])
+        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True, name=f"mcp-{self.name}"[:40])
         self._thread.start()
         try:
             return ready.result(timeout=self.startup_timeout + CLOSE_SECONDS)
@@ -104,17 +108,25 @@ class Session:
             self._thread.join(CLOSE_SECONDS)
         self._stderr.close()
 
+    def _serve(self, ready: concurrent.futures.Future[list[dict[str, Any]]]) -> None:
+        """The session's thread: its own event loop, for as long as the server runs."""
+        try:
+            asyncio.run(self._main(ready))
+        except BaseException as exc:  # noqa: B036 - whatever escapes, the caller of open() hears of it
+            if not ready.done():
+                ready.set_exception(self.error(self.reason(exc)))
+
     async def _main(self, ready: concurrent.futures.Future[list[dict[str, Any]]]) -> None:
         """The session's thread: connect, list, then wait for close() while calls come in."""
         from mcp import Client, StdioServerParameters  # the optional `mcp` extra: imported when a server starts
         from mcp.client.stdio import stdio_client
 
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-        params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=self.env,
-                                       cwd=None if self.cwd is None else os.fspath(self.cwd),
-                                       encoding_error_handler="replace")
         late = self._loop.call_later(self.startup_timeout, self._too_late, asyncio.current_task())
         try:
+            params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=self.env,
+                                           cwd=None if self.cwd is None else os.fspath(self.cwd),
+                                           encoding_error_handler="replace")
             transport = stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]  # any text file
             async with Client(transport, cache=None, message_handler=self._on_message) as client:
                 self._describe(client)
