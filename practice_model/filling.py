@@ -106,6 +106,7 @@ _NEGATION = re.compile(r"(?i)不要|不用|不需要|无需|别|don't|do not|wit
 _SAYING = re.compile(r"(?i)(?:说(?!明(?!天|早|晚))|告诉(?:他|她|他们)|内容是|内容为|正文是|(?<!\d)[:：]|\bsaying\b|"
                      r"\bthat says\b|\bto say\b)\s*(\S.*)$")    # what comes after it is the message
 _MISSING = object()
+_SLUG = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")  # "build-log", "web_clipping": an id, not a word or a path
 
 
 def param_kind(p: Param) -> str:
@@ -426,6 +427,8 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
         if kind == "path":
             accept = _path_accepted(p)
         hit = pool.take(_POOL_KINDS[kind], param_role(p), accept)
+        if hit is None and kind == "id":  # an id in quotes, like a slug: read_note(note_id="build-log")
+            hit = pool.take(("quoted",), param_role(p), lambda e: bool(_SLUG.fullmatch(str(e.value))))
         return _convert(hit.text if hit.kind == "number" else hit.value, p) if hit else _MISSING
     # a string the name says nothing about: a value its description lists, else a quoted string or a code
     for candidate in _described_values(p):
