@@ -1,6 +1,7 @@
 """Checks for lesson 14 (tools from other programs: MCP), and the small helpers its cells use.
 
     notes_server("--poisoned")          # the argv of the practice MCP server (a notes app) with a mode on
+    left(outbox)                        # what left through its tools (its --outbox file), one line each
     undated(text)                       # dates and weekdays masked: mcp-server-time answers with today's date
     check.careful(careful)              # exercise 1: an approver that refuses a list with hidden instructions
 
@@ -17,11 +18,14 @@ Chinese, any case) and to invisible characters, and says that a person still rea
 from __future__ import annotations
 
 import copy
+import json
 import re
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 from mini_framework.mcp import ToolListing
+from mini_framework.text import brief
 
 from .checking import CheckResult, Hints, run_check, solved
 
@@ -52,6 +56,24 @@ def undated(text: str) -> str:
     '….T16:30:00+08:00, ….; …. ….'
     """
     return _DATE.sub("….", text)
+
+
+def left(outbox: str | Path) -> str:
+    """What left through the notes server's tools, from its `--outbox` file: one line per message, or "nothing".
+
+    >>> left("no-such-file.jsonl")
+    'nothing left'
+    """
+    try:
+        lines = Path(outbox).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = []
+    out = []
+    for line in lines:
+        entry = json.loads(line)
+        tool, to = entry.pop("tool", "?"), entry.pop("to", entry.pop("city", ""))
+        out.append(f"{tool} → {to}: {brief(json.dumps(entry, ensure_ascii=False), 90)}")
+    return "\n".join(out) or "nothing left"
 
 
 # ----------------------------------------------------------------------------- exercise 1: a careful approver

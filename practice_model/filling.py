@@ -427,8 +427,8 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
         if kind == "path":
             accept = _path_accepted(p)
         hit = pool.take(_POOL_KINDS[kind], param_role(p), accept)
-        if hit is None and kind == "id":  # an id in quotes, like a slug: read_note(note_id="build-log")
-            hit = pool.take(("quoted",), param_role(p), lambda e: bool(_SLUG.fullmatch(str(e.value))))
+        if hit is None and kind == "id":  # a slug in quotes after the id's own word: 'the note "build-log"'
+            hit = pool.take(("quoted",), param_role(p), lambda e: _quoted_id(e, p, reading))
         return _convert(hit.text if hit.kind == "number" else hit.value, p) if hit else _MISSING
     # a string the name says nothing about: a value its description lists, else a quoted string or a code
     for candidate in _described_values(p):
@@ -436,6 +436,14 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
             return candidate
     hit = pool.take(("quoted", "code"))
     return hit.value if hit else _MISSING
+
+
+def _quoted_id(e: Any, p: Param, reading: Reading) -> bool:
+    """Whether a quoted value is this id: it looks like one ("build-log") and the word before it names the
+    parameter ('the note "build-log"' for note_id; 'notes for "meeting"' is a search, not an id)."""
+    before = re.search(r"(\w+)\W*$", reading.text[:e.start])
+    words = {f for f in _param_features(p) if f[:1] not in "#="}
+    return bool(_SLUG.fullmatch(str(e.value)) and before and words & describe(before.group(1)))
 
 
 def _path_accepted(p: Param) -> Any:
