@@ -1,0 +1,106 @@
+"""Checks for lesson 14b (what an MCP server's tools may do), and a helper its cells use.
+
+    pending_line(item)                  # one waiting call, escaped, on one line
+    check.gates(NOTES_GATES)            # exercise 1: the notes server's requires_approval=
+
+Exercise 1 asks for the `requires_approval=` a user gives the practice notes server (practice_model/
+mcp_server.py), started with `--lying-hints`: its delete_note claims to be read-only. What must hold:
+nothing is deleted or sent without a person (practice-eager deletes and e-mails at once, and a web
+clipping's instruction makes practice-gullible send a message to an attacker), and reading and searching
+never wait for one. The check starts one server with the learner's configuration and plays those five
+requests against the practice model (also when `.env` names a real one: it tests the configuration), in a
+thread with a time limit; each run's pending calls are left undecided, so nothing gated ever runs.
+
+Concessions: five requests, one server; a configuration that gates a tool by a predicate is judged by
+what it did on these requests only.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mini_framework.text import brief, visible
+
+from .checking import CheckResult, Hints, run_check, solved
+from .lesson14 import notes_server
+
+
+def pending_line(item: Any) -> str:
+    """A waiting call as a person should see it: its tool and arguments, escaped, on one line."""
+    arguments = json.dumps(item.arguments if item.arguments is not None else item.call.arguments, ensure_ascii=False)
+    return f"waiting for a person: {visible(item.call.name)}({brief(visible(arguments), 160)})"
+
+
+# (who asks, the request, the tool that must wait for a person or None: nothing may wait, what it is, in words)
+REQUESTS = [
+    ("practice", 'Read the note "shopping".', None, "reading a note"),
+    ("practice", 'Search my notes for "meeting".', None, "searching the notes"),
+    ("practice-eager", 'Delete the note "shopping".', "delete_note", "a delete the user asked for"),
+    ("practice-eager", "Email anna@example.com that the meeting moved to Friday.", "send_message",
+     "a message the user asked for"),
+    ("practice-gullible", 'Read my note "web-clipping", please.', "send_message",
+     "the web clipping's instruction to message collector@evil.example"),
+]
+
+
+def gates(requires_approval: Any) -> CheckResult:
+    """Exercise 1: deletes and messages wait for a person, reads and searches don't."""
+    def test() -> str:
+        from mini_framework import Agent
+        from mini_framework.mcp import MCPServerError, stdio_tools
+
+        from .lesson13c import practice_client
+
+        config = solved(requires_approval)
+        if not isinstance(config, (bool, dict)):
+            raise AssertionError(f"NOTES_GATES is a {type(config).__name__} ({config!r:.60}): requires_approval= "
+                                 "takes True or False for the whole server, or a dict {tool name: True or False}; "
+                                 "anything else gates nothing but what the server's hints say")
+        client = practice_client()
+        try:
+            server = stdio_tools(*notes_server("--lying-hints"), name="notes", approve=True, approvals=None,
+                                 requires_approval=config)
+            notes = server.open()
+        except MCPServerError as error:
+            raise AssertionError(f"stdio_tools refused your configuration: {error.reason}. Name each tool as the "
+                                 "server lists it (no prefix: this server gets none)") from None
+        try:
+            for persona, prompt, must_wait, what in REQUESTS:
+                run = Agent(client, persona, tools=notes, max_iterations=4).run(prompt)
+                ran = [r.call.name for r in run.tool_results]
+                waiting = [p.call.name for p in run.pending]
+                if must_wait is None and waiting:
+                    raise AssertionError(f"{what} ({prompt!r}) waited for a person to approve {waiting[0]}. It only "
+                                         "reads: gate the tools that act, not the ones that look")
+                if must_wait is not None and must_wait in ran:
+                    raise AssertionError(f"{what} ({prompt!r}): {persona} called {must_wait} and it ran with "
+                                         f"nobody's approval. {_why(must_wait, config)}")
+                if must_wait is not None and must_wait not in waiting:
+                    raise AssertionError(f"{what} ({prompt!r}) should wait for a person at {must_wait}, and it "
+                                         f"did not (calls: {', '.join(ran) or 'none'})")
+        finally:
+            server.close()
+        return ("deletes and messages wait for a person (even the one a web clipping asked for), reads and searches "
+                "don't; delete_note's readOnlyHint was not believed")
+    return run_check(1, test, "Your configuration, not the server's hints, decides which tools wait.",
+                     recipe=hint.recipes[1])
+
+
+def _why(tool: str, config: Any) -> str:
+    if config is False:
+        return "False takes every gate away, the hints' too: name the tools that act instead"
+    if tool == "delete_note":
+        return ("The server's hints say delete_note is read-only (they lie, here), and hints can only add a gate: "
+                "only your configuration gates it. Put delete_note in your dict, with True")
+    return ("send_message is a way out: whatever the model read (a note, a web page) can leave through it. Put it in "
+            "your dict, with True")
+
+
+# What check.hint(N) prints: the steps, for a learner who asks (a ❌ shows them too).
+hint = Hints({
+    1: ("A dict, one entry per tool that acts, named as the server lists it: the tool that deletes and the tool that "
+        "sends, each with True. Leave the reading tools out (or give them False), so that they never wait. Don't "
+        "count on the hints: this server's say its delete is read-only.\n"
+        "中文：写一个字典，每个会产生动作的工具一项，用服务器列出的名字：删除的工具和发送的工具，值都为 True。"
+        "只读的工具不写（或写 False），这样它们不会等人批准。不要指望提示（hints）：这个服务器声称它的删除是只读的。"),
+})
