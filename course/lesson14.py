@@ -196,7 +196,8 @@ hint = Hints({
         "\"ignore previous\", \"do not tell\" or \"don't tell\", and their Chinese (忽略, 不要告诉). Refuse too when "
         "the escaped text shows an escape (a backslash-u): a character that doesn't print hid there. Return "
         "True or False.\n"
-        "中文：看模型读到的东西：`listing.text` 里有每个工具和每个参数的描述（已转义）。先统一转成小写，再找写给模型的"
-        "指令的迹象：<important> 之类的标签、\"ignore previous\"、\"do not tell\" / \"don't tell\"，以及中文的“忽略”“不要告诉”。"
+        "中文：看模型读到的东西：`listing.text` 里有每个工具和每个参数的描述（已转义）。先统一转成小写，"
+        "再找写给模型的指令的迹象：<important> 之类的标签、\"ignore previous\"、\"do not tell\" / \"don't tell\"，"
+        "以及中文的“忽略”“不要告诉”。"
         "转义后的文本里出现反斜杠 u 转义，说明那里藏着看不见的字符，也要拒绝。返回 True 或 False。"),
 })
