@@ -9,6 +9,8 @@
     trust.py     ToolListing (escaped, fingerprinted), Approvals (a signed file), ask (at the keyboard)
     results.py   an MCP result as a tool's value: text, images (media_id), links that stay text
     errors.py    MCPServerError (names the server), NotApproved (says how to approve)
+    serve.py     serve(tools, approve=...): your tools as an MCP server over stdio (`python -m
+                 mini_framework.mcp serve MODULE:ATTRIBUTE`); import it from there: it needs the SDK at once
 
 Needs: the core, the schemas feature (Tool.from_schema) and the media feature's types; the approvals
 feature for gated tools and the signed approvals file; budget (optional) for spilling long results;
