@@ -20,7 +20,8 @@ Modules, from the socket inwards:
                 situation -> ranking -> filling -> planning -> answers
                 (on top of `language` for reading text, `phrasing` for putting results into
                 words, `schemas` for reading JSON Schema, `numbers` for numbers in text and
-                `numerals` for one number word, `cjk` for which characters are Chinese);
+                `numerals` for one number word, `cjk` for which characters are Chinese, `times`
+                for times of day and whose time each is, `zones` for a city's IANA time zone);
                 `spilled` for tool results cut for length, `summaries` for 'Summarise this
                 conversation: …'
     vision      what `practice-vision` sees in an image, from its bytes (format, size, colours,

@@ -17,6 +17,8 @@ How an answer is put together:
   parameters' roles and the values' kinds;
 - a computation reads as one ('123 加 456 等于 579。' / '123 + 456 = 579.'; '按原价 200、折扣系数
   0.8 计算，结果是 160。' when the tool's words name no single operation);
+- a result about zoned times reads as one (`zones.time_answer`: '北京时间 16:30 是东京时间 17:30（东京比
+  北京快 1 小时）。', '伦敦现在是 06:58。'), times and the difference only, never the date or weekday;
 - a text result is relayed as it is (no quotes around it, no label when it already names its
   subject); numbers lose a trailing '.0'; keys become labels with the unit their name carries
   (`temp_c` -> 温度 …°C / temperature …°C); known status words are said in Chinese for a Chinese
@@ -83,6 +85,7 @@ from .situation import TRUNCATE, Call, OfferedTool, Situation, error_of, scalars
 from .spilled import long_answer
 from .vision import figure_answer, look, quoted_texts, say
 from .wire import canonical_json
+from .zones import time_answer
 
 _WORD = re.compile(r"\S+")
 SHORT = 40              # characters of an argument value quoted in a label ('北京')
@@ -95,6 +98,7 @@ _ORDER_WORDS = re.compile(r"(?i)order|ship|deliver|eta|tracking|订单|发货|�
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
 _EXPRESSION = re.compile(r"^[\d\s.+\-*/×÷()（）^%]*\d[\d\s.]*[+\-*/×÷^%][\s\d.+\-*/×÷()（）^%]*$")
 _WEEKDAYS_ZH = "一二三四五六日"
+DAY_ASKED = re.compile(r"(?i)几号|几月|日期|日子|星期|礼拜|周几|哪天|\b(?:date|day|weekday|month|year)\b")
 
 
 def _unwrap(result: Any) -> Any:
@@ -408,8 +412,12 @@ def say_date(moment: dt.datetime, zh: bool, with_time: bool = False) -> str:
 
 
 def _date_answer(s: Situation, shown: list[Call]) -> str | None:
-    """For a date question, the date a result carries, said as a date; None when no result carries one."""
+    """For a date question, the date a result carries, said as a date; None when no result carries one, or when
+    only the time of day is asked ('现在伦敦几点？') and a result says it for a zone (`zones.time_answer` does)."""
     if not is_date_question(s.request.text):
+        return None
+    if not DAY_ASKED.search(s.request.text) and any(
+            time_answer(_unwrap(c.result), s.request) for c in shown if error_of(c) is None):
         return None
     for call in shown:
         if error_of(call) is not None:
@@ -460,7 +468,8 @@ def answer_from_results(s: Situation) -> str:
         if err is not None:
             lines.append(_failure(c, tool, err, label, s.zh))
             continue
-        computed = _conversion(c, tool, s.zh) or _computation(c, tool, s.zh) or saved_file(_unwrap(c.result), s)
+        computed = (time_answer(_unwrap(c.result), s.request) or _conversion(c, tool, s.zh)
+                    or _computation(c, tool, s.zh) or saved_file(_unwrap(c.result), s))
         if computed:
             lines.append(computed)
             continue

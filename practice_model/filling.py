@@ -7,11 +7,21 @@
         from_request   parameters filled from the request itself (not from earlier results)
 
 Each parameter gets a *kind* (`param_kind`: enum, number, boolean, array, object, email, url,
-date, city, person, code, id, text, ...) from its type, format, name and description, and the
-kinds are filled most specific first from a pool of the request's entities, so '从上海飞东京'
+date, clock, timezone, city, person, code, id, text, ...) from its type, format, name and description,
+and the kinds are filled most specific first from a pool of the request's entities, so '从上海飞东京'
 gives origin 上海 and destination 东京 and the leftover free text goes to a `query`. A required
 parameter the request cannot fill is looked up in earlier results (`values_from_results`:
 key `user_id`, or key `id` in the result of a tool whose name says `user`): that is all chaining is.
+When there is none either, a default its description states ("Use 'Asia/Shanghai' as local timezone
+if no timezone provided", '默认为 celsius') or its schema gives is used (`described_default`), as a
+model that reads the description does.
+
+Times, as an MCP time server's schema asks for them: a parameter described as '24-hour format (HH:MM)'
+(or of format `time`) is a *clock* and gets the request's time of day as 'HH:MM' ('下午4点半' -> '16:30');
+one named or described as a time zone ('IANA timezone name') gets the IANA zone of the place named
+for its end (`source_timezone` the place whose time is given, `target_timezone` the one asked about,
+`language` reads which is which), never the other end's; a place with no known zone ('Springfield') is
+not replaced by the described default: the parameter stays missing, and the user is asked.
 
 An enum only ever gets one of its members, however it is filled (from the request, a fan-out, an
 earlier result): 美元 gives 'USD'; a value of the members' kind that is not a member ('人民币' for
@@ -55,6 +65,7 @@ from .language import read as read_text
 from .numerals import parse_number
 from .schemas import Param, enum_of, json_type, params_of, read, resolve
 from .situation import MAX_RESULT_TEXT, Call, OfferedTool, Situation, error_of, once, scalars
+from .zones import zone_of
 
 MAX_FANOUT = 5          # calls of one tool in one reply ("北京、上海、广州…", one per order id)
 MAX_FILLS = 256         # values one tool's filling may try (parameters, nested properties, list items)
@@ -74,6 +85,7 @@ _NAME_KINDS = {
     "symbol": "code", "ticker": "code", "code": "code", "sku": "code", "isbn": "code", "id": "id", "uuid": "id",
     "to": "place", "from": "place", "source": "place", "target": "place",
     "path": "path", "file": "path", "filename": "path", "filepath": "path", "glob": "path", "folder": "path",
+    "timezone": "timezone", "tz": "timezone", "zone": "timezone", "clock": "clock",
 }
 _FREE_TEXT = set("""query q text expression expr formula content message msg prompt question keyword keywords body
 subject title input sql search topic description note notes comment sentence statement instruction task term phrase
@@ -82,6 +94,7 @@ _NOT_PEOPLE = set("file city product item tool model project company repo branch
 _CREDENTIAL_WORDS = {"password", "passwd", "pwd", "passcode", "secret", "token", "apikey"}
 _KEY_OWNERS = {"api", "access", "secret", "private", "auth", "refresh", "bearer", "client", "session"}
 _DESCRIPTION_KINDS = [            # when the name says nothing ('a', 'q', 'arg1'), the description may
+    ("timezone", ("iana", "time zone", "timezone", "时区")),
     ("id_number", ("身份证", "证件号", "id number", "id card", "passport number")),
     ("credential", ("api key", "密钥", "秘钥", "密码", "口令", "令牌", "password", "access token")),
     ("email", ("email address", "e-mail", "邮箱", "收件人", "邮件地址")), ("url", ("url", "网址", "链接")),
@@ -96,16 +109,30 @@ _POOL_KINDS = {"credential": ("credential",), "id_number": ("id_number",),
                "email": ("email",), "url": ("url",), "date": ("date",), "currency": ("currency",),
                "language": ("language",), "unit": ("unit",), "status": ("status",), "city": ("city",),
                "person": ("person",), "code": ("code",), "id": ("code", "number"), "path": ("path", "quoted", "code"),
-               "place": ("email", "city", "currency", "language")}
-_ORDER = ["enum", "credential", "id_number", "email", "url", "path", "date", "currency", "language", "unit", "status",
-          "place", "city", "person",
+               "place": ("email", "city", "currency", "language"), "clock": ("clock",)}
+_ORDER = ["enum", "credential", "id_number", "email", "url", "path", "date", "clock", "timezone", "currency",
+          "language", "unit", "status", "place", "city", "person",
           "code", "id", "number", "boolean", "array", "object", "string", "text"]
 _FROM_WORDS = {"from", "origin", "source", "src", "departure", "depart", "start", "base", "出发", "起点", "始发", "源"}
 _TO_WORDS = {"to", "destination", "dest", "target", "arrival", "arrive", "end", "目的", "目标", "终点", "到达"}
 _NEGATION = re.compile(r"(?i)不要|不用|不需要|无需|别|don't|do not|without|no need")
 _SAYING = re.compile(r"(?i)(?:说(?!明(?!天|早|晚))|告诉(?:他|她|他们)|内容是|内容为|正文是|(?<!\d)[:：]|\bsaying\b|"
                      r"\bthat says\b|\bto say\b)\s*(\S.*)$")    # what comes after it is the message
-_MISSING = object()
+_CLOCK_WORDS = ("hh:mm", "24-hour", "24 hour", "time of day", "24小时制")  # a description of a time of day
+_DESCRIBED_DEFAULT = re.compile(
+    r"(?i)\buse\s+[`'\"‘“]([^`'\"’”\s]{1,64})[`'\"’”]\s+(?:as\b|if\b|when\b|unless\b|by default)"
+    r"|\bdefaults?\s*(?:to|is|:|=)\s*[`'\"‘“]([^`'\"’”\s]{1,64})[`'\"’”]"
+    r"|默认(?:值)?(?:为|是|用|使用)\s*[`'\"‘“「]?([^`'\"’”」，。,;；\s]{1,64})")
+
+
+class _Missing:
+    """The marker of a value not found (not None: None is a value, in strict mode)."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING: Any = _Missing()
 _SLUG = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")  # "build-log", "web_clipping": an id, not a word or a path
 
 
@@ -121,8 +148,12 @@ def param_kind(p: Param) -> str:
     if kind in ("integer", "number", "boolean", "array", "object"):
         return "number" if kind == "integer" else kind
     fmt = str(p.schema.get("format", ""))
-    if fmt in ("email", "uri", "url", "date", "date-time"):
-        return {"uri": "url", "date-time": "date"}.get(fmt, fmt)
+    if fmt in ("email", "uri", "url", "date", "date-time", "time"):
+        return {"uri": "url", "date-time": "date", "time": "clock"}.get(fmt, fmt)
+    low = p.description.lower()
+    if any(cue in low for cue in _CLOCK_WORDS) and "yyyy" not in low and "date" not in split_identifier(p.name):
+        return "clock"                                    # 'Time to convert in 24-hour format (HH:MM)'
+
     raw = split_identifier(p.name)
     if raw and (raw[-1] in _CREDENTIAL_WORDS or raw[-1] == "key" and len(raw) > 1 and raw[-2] in _KEY_OWNERS):
         return "credential"                               # api_key, access_token, password, client_secret
@@ -176,6 +207,9 @@ class _Pool:
         self.used: list[Entity] = []
         self.fills = MAX_FILLS
         """Values this filling may still try (`_fill` spends one each)."""
+        self.unknown: set[str] = set()
+        """Parameters for which the request names a value this model cannot map (a city with no known time
+        zone): no described default stands in for it (a careful model asks rather than assume its own city)."""
 
     def take(self, kinds: tuple[str, ...] | None, role: str = "", accept: Any = None) -> Entity | None:
         """The best free entity of these kinds (None: any kind): the one whose role matches, else the first other."""
@@ -420,6 +454,11 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
         return _MISSING if optional else _object_value(p.schema, pool, tool, reading, root, depth)
     if kind in ("currency", "language", "unit", "status"):
         return _value_kind(p, kind, pool)
+    if kind == "timezone":
+        return _zone_value(p, pool)
+    if kind == "clock":
+        hit = pool.take(("clock",))
+        return _MISSING if hit is None else hit.value + (":00" if "ss" in p.description.lower() else "")
     if kind == "text":
         return _text_value(p, pool, reading, optional)
     if kind in _POOL_KINDS:
@@ -444,6 +483,34 @@ def _quoted_id(e: Any, p: Param, reading: Reading) -> bool:
     before = re.search(r"(\w+)\W*$", reading.text[:e.start])
     words = {f for f in _param_features(p) if f[:1] not in "#="}
     return bool(_SLUG.fullmatch(str(e.value)) and before and words & describe(before.group(1)))
+
+
+def _zone_value(p: Param, pool: _Pool) -> Any:
+    """An IANA zone for a `timezone` parameter: of the place the request names for this end ('from' for
+    `source_timezone`), never of the other end's place; a place the zone table does not know is left alone."""
+    role = param_role(p)
+    opposite = {"from": "to", "to": "from"}.get(role, "")
+    hit = pool.take(("timezone", "city"), role, lambda e: zone_of(e.value) is not None and not (
+        opposite and e.role == opposite))
+    if hit is None and any(e.kind == "city" and e.role in ("", role) for e in pool.free):
+        pool.unknown.add(p.name)                            # 'Springfield': named, but no zone known for it
+    return _MISSING if hit is None else zone_of(hit.value)
+
+
+def described_default(p: Param) -> Any:
+    """The value a parameter's description (or schema) says to use when the user gives none, else _MISSING.
+
+    >>> described_default(Param("tz", {}, True, "IANA name. Use 'Asia/Shanghai' as local timezone if none given."))
+    'Asia/Shanghai'
+    >>> described_default(Param("unit", {}, True, "温度单位，默认为 celsius"))
+    'celsius'
+    >>> described_default(Param("x", {}, True, ""))
+    <missing>
+    """
+    if "default" in p.schema and p.schema["default"] is not None:
+        return p.schema["default"]
+    m = _DESCRIBED_DEFAULT.search(p.description)
+    return _MISSING if m is None else next(g for g in m.groups() if g)
 
 
 def _path_accepted(p: Param) -> Any:
@@ -575,7 +642,7 @@ def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
     pool = _Pool(s.request.entities + s.context)
     args: dict[str, Any] = {}
     used: dict[str, Entity] = {}
-    missing, from_results = [], {}
+    missing, from_results, defaulted = [], {}, {}
     kinds = {p.name: param_kind(p) for p in tool.params}
     by_name = {p.name: p for p in reversed(tool.params)}   # the first of duplicate names wins, as in a scan
     for p in sorted(tool.params, key=lambda q: (not q.required, _ORDER.index(kinds[q.name]))):
@@ -589,8 +656,11 @@ def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
                 used[p.name] = pool.used[-1]
         elif p.required:
             found = values_from_results(p, s, tool.name)
+            default = _MISSING if found or p.name in pool.unknown else described_default(p)
             if found:
                 args[p.name], from_results[p.name] = found[0], found
+            elif default is not _MISSING:
+                args[p.name] = defaulted[p.name] = _convert(default, p)   # "Use 'Asia/Shanghai' … if none"
             elif p.schema.get("nullable"):
                 args[p.name] = None                          # strict mode: 'required' but may be null
             else:
@@ -603,7 +673,8 @@ def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
         extra = [e for e in pool.free
                  if e.kind == entity.kind and (e.kind != "number" or _numeric_ok(e, p, kinds[name], s.request))]
         if len(same_kind) == 1 and extra and kinds[name] not in ("array", "text", "credential", "id_number"):
-            values = [_member(e, p.schema["enum"]) if kinds[name] == "enum" else _convert(
+            values = [_member(e, p.schema["enum"]) if kinds[name] == "enum" else (zone_of(e.value) or _MISSING)
+                      if kinds[name] == "timezone" else _convert(
                 e.text if e.kind == "number" and kinds[name] == "id" else e.value, p) for e in extra]
             values = [v for i, v in enumerate(values)
                       if v is not _MISSING and v != ordered[name] and v not in values[:i]]
@@ -615,4 +686,4 @@ def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
                 variants = [{**ordered, name: v} for v in values]
                 break
     return Filling(tuple(variants[:MAX_FANOUT]), tuple(missing),
-                   tuple(n for n in ordered if n not in from_results))
+                   tuple(n for n in ordered if n not in from_results and n not in defaulted))

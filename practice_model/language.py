@@ -10,6 +10,10 @@ Features are English word stems, Chinese character bigrams and *tags* from two s
 topics ('#weather', '#order', ...) and values ('=USD', '=pending', '=celsius', ...). The tables
 are what bridge an English question and a Chinese tool description (and the other way round).
 
+Times of day ('下午4点半', '4:30 pm') become 'clock' entities and IANA zone names ('Asia/Tokyo', UTC)
+'timezone' ones (`times.py`); in a request with a time of day, each place's role says whose time is given
+('from': '北京时间…') and whose is asked ('to': '…是东京几点'), and the value tag CLOCK joins the features.
+
 Concessions: the tables are small and hand-written; person names are guessed from a list of
 common surnames plus context (minus common words that start with one: 余额, 谢谢); only the first
 `MAX_TEXT` characters of a message are read, and only its first `MAX_ENTITIES` entities are kept.
@@ -25,6 +29,7 @@ from typing import Any
 
 from .cjk import IDEOGRAPHS
 from .numbers import find_numbers
+from .times import TIME_ZONE, clock_roles, clocks
 
 MAX_TEXT = 2000                 # characters of a message that are analysed; the rest is ignored
 MAX_ENTITIES = 64               # entities kept per message (the first ones): what arguments are filled from
@@ -214,6 +219,12 @@ for _name, _kind, _en, _zh in _parse_table(_VALUES, 4):
         _SURFACE_TAGS.setdefault(_w, set()).update({"=" + _name, _KIND_TOPICS[_kind]})
 for _w in _DECOYS:
     _SURFACE_TAGS.setdefault(_w, set())
+CLOCK = "=clock"
+"""The value tag of a time of day: a request that holds one ('下午4点半', '9:15') and a tool whose text says it
+takes one ('24-hour format (HH:MM)') share it, so a tool that converts a given time outranks one that only tells
+the time now (a value tag, not a topic: a description about other things is not contradicted by it)."""
+for _w in ("hh:mm", "hh:mm:ss", "24-hour", "24 hour", "24h", "time of day", "o'clock", "24小时制", "时刻", "几点几分"):
+    _SURFACE_TAGS.setdefault(_w, set()).add(CLOCK)
 
 
 def _alternation(surfaces: list[str]) -> re.Pattern:
@@ -231,10 +242,12 @@ def _alternation(surfaces: list[str]) -> re.Pattern:
 
 _SURFACES = _alternation(list(_SURFACE_TAGS))
 CITIES: dict[str, str] = {}                  # every spelling, lowercased for English -> the canonical name
+CITY_NAMES: dict[str, tuple[str, str]] = {}  # a canonical name ('北京' or 'Beijing') -> ('北京', 'Beijing')
 for _entry in _CITIES.replace("\n", "").split("|"):
     _zh_name, _, _en_name = _entry.partition(" ")
     CITIES[_zh_name] = _zh_name
     CITIES[_en_name.lower()] = _en_name
+    CITY_NAMES[_zh_name] = CITY_NAMES[_en_name] = (_zh_name, _en_name)
 _CITY_PATTERN = _alternation(list(CITIES))
 
 # -----------------------------------------------------------------------------
@@ -341,10 +354,10 @@ class Entity:
     """A value found in a request, ready to become an argument."""
 
     kind: str
-    """'email', 'url', 'credential', 'id_number', 'path', 'quoted', 'date', 'city', 'person', 'code', 'number',
-    or a value kind: 'currency', 'unit', 'status', 'language'."""
+    """'email', 'url', 'credential', 'id_number', 'path', 'quoted', 'date', 'clock', 'timezone', 'city', 'person',
+    'code', 'number', or a value kind: 'currency', 'unit', 'status', 'language'."""
     value: Any
-    """What goes into an argument: '北京', 35, 'USD', '2024-05-20', 'Alice'."""
+    """What goes into an argument: '北京', 35, 'USD', '2024-05-20', '16:30', 'Asia/Tokyo', 'Alice'."""
     text: str
     """The characters as written in the request."""
     start: int
@@ -352,7 +365,8 @@ class Entity:
     end: int
     """Offset just past the last character."""
     role: str = ""
-    """'from' or 'to' when a cue word stands right before it ('从上海', 'to JPY'), else ''."""
+    """'from' or 'to' when a cue word stands right before it ('从上海', 'to JPY'), else ''. In a request with a
+    time of day, a place's role says whose time it is: 'from' given ('北京时间下午4点半'), 'to' asked ('东京几点')."""
 
 
 # Secrets and identity numbers, which a model copies into a tool's arguments as readily as a city
@@ -532,6 +546,10 @@ def extract_entities(text: str) -> list[Entity]:
     for m in _DATE.finditer(text):
         if m.group().lower() not in _EN_RELATIVE_ALONE:
             add("date", _date_value(m), *m.span())
+    for start, end, hhmm in clocks(text):
+        add("clock", hhmm, start, end)
+    for m in TIME_ZONE.finditer(text):
+        add("timezone", m.group(), *m.span())
     for m in _CITY_PATTERN.finditer(_lower(text)):
         add("city", CITIES[m.group()], *m.span())
     for m in _IN_PLACE.finditer(text):
@@ -546,7 +564,14 @@ def extract_entities(text: str) -> list[Entity]:
             add("code", m.group(), *m.span())
     for start, end, value in find_numbers(text):
         add("number", value, start, end)
-    return sorted(found, key=lambda e: e.start)
+    found.sort(key=lambda e: e.start)
+    times = [(e.start, e.end) for e in found if e.kind == "clock"]
+    if times:                                   # whose time is given, whose is asked: '北京时间下午4点半是东京几点'
+        places = [i for i, e in enumerate(found) if e.kind in ("city", "timezone")]
+        roles = clock_roles(text, times, [(found[i].start, found[i].end) for i in places])
+        for i, role in zip(places, roles):
+            found[i] = replace(found[i], role=role)
+    return found
 
 
 def _blank(text: str, entities: list[Entity]) -> str:
@@ -629,6 +654,8 @@ def _read(text: str) -> Reading:
         tags |= {"#discount", "#multiply"}          # '打八折' asks for price × 0.8
     if any(e.kind == "path" for e in extracted):
         tags |= describe("file")                    # 'policy.md' is a file, whatever the sentence around it says
+    if any(e.kind == "clock" for e in extracted):
+        tags.add(CLOCK)                             # '下午4点半' is a time of day: a tool that takes 'HH:MM' fits
     entities.sort(key=lambda e: e.start)
     return Reading(text, detect_language(text), tuple(entities[:MAX_ENTITIES]), frozenset(tags),
                    frozenset(_plain_features(intent) | tags))

@@ -26,6 +26,11 @@ Two pitfalls happen here on purpose, because real models fall into them (lessons
   (`language.STOP_REPEATING`, as the framework's repeated-call guard says). A description that
   states the result is authoritative ('查一次即可作答') causes nothing of the kind.
 
+A tool clearly outranked (OUTRANKED) by a better one that cannot be called for lack of an input is not called
+in its place with the values the better one would have used ('What time is 3 pm in Springfield in Tokyo?' is
+not answered with the time now in Tokyo): the answer asks for the input. And a tool that itself takes a time
+zone or a time of day is never planned as the *producer* of one (`USER_GIVEN`): those come from the user.
+
 A tool that changes files (`spilled.writes_files`: a path parameter, and writing words in its name or at
 the start of its description, like sed or echo_into) is planned only when the request asks for a change
 (CHANGE_ASKED), as a careful model does: "read notes.txt" never overwrites notes.txt.
@@ -49,7 +54,7 @@ import json
 import re
 from typing import Any
 
-from .filling import fill_arguments
+from .filling import fill_arguments, param_kind
 from .language import DOUBT, FINAL, STOP_REPEATING, describe, salient, small_talk, split_identifier
 from .ranking import rank_tools, relevant_tools
 from .schemas import Param, json_type
@@ -69,6 +74,7 @@ MAX_CALLS = 8           # calls in one reply, all tools together
 OUTRANKED = 0.75        # below this share of another tool's score, a tool using the same values is left out
 MAX_EXPANSIONS = 256    # tools visited (filled, producers looked for) while planning one reply
 MAX_CHAINED = 4         # missing inputs of one tool whose producers are looked for
+USER_GIVEN = ("timezone", "clock")   # kinds of input a tool that takes the same kind is never the producer of
 
 
 def call_key(name: str, arguments: Any) -> str:
@@ -91,9 +97,12 @@ def _producers(p: Param, consumer: OfferedTool, s: Situation) -> list[OfferedToo
     words = words or list(split_identifier(p.name))
     target = describe(" ".join(words))
     scored = []
+    kind = param_kind(p)
     for t in s.tools:
         if t.name == consumer.name or p.name in t.required:
             continue
+        if kind in USER_GIVEN and any(param_kind(q) == kind for q in t.params):
+            continue                        # it takes a time zone itself: it is no source of one
         points = 2 * len(target & t.name_features) + len(target & t.features) + (3 if p.name in t.description else 0)
         if points:
             scored.append((points, t))
@@ -188,12 +197,24 @@ def next_calls(s: Situation) -> list[tuple[str, dict]]:
     asked_change = CHANGE_ASKED.search(s.request.text)
     relevant = [t for t in relevant_tools(s) if not looks_at_media(t) and (asked_change or not writes_files(t))]
     budget = [MAX_EXPANSIONS]
-    planned = ([c for t in relevant for c in _plan_tool(t, s, done, frozenset(), budget)] if relevant
-               else _follow_up(s, done))
     scores = {t.name: sc for sc, t in rank_tools(s)}
 
     def outranks(other: str, name: str) -> bool:            # clearly the better fit, not just first
         return scores.get(name, 0) < OUTRANKED * scores.get(other, 0)
+
+    def values(args: dict) -> set[str]:
+        return {canonical_json(v) for v in args.values() if not isinstance(v, (dict, list))}
+
+    per_tool = [(t, _plan_tool(t, s, done, frozenset(), budget)) for t in relevant]
+    stuck = {t.name: values(fill_arguments(t, s).variants[0]) for t, calls in per_tool
+             if not calls and fill_arguments(t, s).missing}
+
+    def in_place_of_stuck(tool: OfferedTool, args: dict) -> bool:     # 'Springfield' has no known zone:
+        used = values(args)                                            # not get_current_time(Tokyo) instead
+        return bool(used) and any(outranks(b, tool.name) and used <= had for b, had in stuck.items())
+
+    planned = [c for t, calls in per_tool for c in calls
+               if c[0] != t.name or not in_place_of_stuck(t, c[1])] if relevant else _follow_up(s, done)
 
     if not planned:
         return doubted_calls(s)
