@@ -1,6 +1,7 @@
 """Checks for lesson 14b (what an MCP server's tools may do), and a helper its cells use.
 
     pending_line(item)                  # one waiting call, escaped, on one line
+    SERVED                              # get_weather and a gated send_message, served as an MCP server
     check.gates(NOTES_GATES)            # exercise 1: the notes server's requires_approval=
 
 Exercise 1 asks for the `requires_approval=` a user gives the practice notes server (practice_model/
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mini_framework import ToolError, tool
 from mini_framework.text import brief, visible
 
 from .checking import CheckResult, Hints, run_check, solved
@@ -30,6 +32,41 @@ def pending_line(item: Any) -> str:
     arguments = json.dumps(item.arguments if item.arguments is not None else item.call.arguments, ensure_ascii=False)
     return f"waiting for a person: {visible(item.call.name)}({brief(visible(arguments), 160)})"
 
+
+# ----------------------------------------------------------------------------- the tools the lesson serves
+
+WEATHER = {"北京": "晴，22°C，微风", "上海": "多云，25°C", "London": "light rain, 14 °C", "Tokyo": "clear, 19 °C"}
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Current weather in a city (practice data: the same every day). 查询城市天气。
+
+    Args:
+        city: the city, e.g. 北京 or London
+    """
+    if city not in WEATHER:
+        raise ToolError(f"No weather for {city!r}; known cities: {', '.join(WEATHER)}")
+    return f"{city}: {WEATHER[city]}"
+
+
+@tool(requires_approval=True)
+def send_message(to: str, text: str) -> str:
+    """Send a message to an e-mail address (practice: nothing is sent anywhere).
+
+    Args:
+        to: the recipient's e-mail address
+        text: the message
+    """
+    return f"message to {to} recorded (practice: nothing was sent)"
+
+
+SERVED = [get_weather, send_message]
+"""What lesson 14b serves: `python -m mini_framework.mcp serve course.lesson14b:SERVED` (send_message is gated,
+so it is left out unless the server is given a way to approve it)."""
+
+
+# ----------------------------------------------------------------------------- exercise 1: the notes server's gates
 
 # (who asks, the request, the tool that must wait for a person or None: nothing may wait, what it is, in words)
 REQUESTS = [
