@@ -44,8 +44,8 @@ def notes_server(*flags: str) -> list[str]:
     return [sys.executable, "-m", "practice_model.mcp_server", *flags]
 
 
-_DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)|(?<!\d)\d{4}年\d{1,2}月\d{1,2}日|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"
-                   r"|星期[一二三四五六日天]|周[一二三四五六日]")
+_DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)|(?<!\d)\d{4}年\d{1,2}月\d{1,2}日"
+                   r"|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b|星期[一二三四五六日天]|周[一二三四五六日]")
 
 
 def undated(text: str) -> str:
