@@ -13,8 +13,14 @@ never wait for one. The check starts one server with the learner's configuration
 requests against the practice model (also when `.env` names a real one: it tests the configuration), in a
 thread with a time limit; each run's pending calls are left undecided, so nothing gated ever runs.
 
-Concessions: five requests, one server; a configuration that gates a tool by a predicate is judged by
-what it did on these requests only.
+Exercise 2 asks for `READER`, the keyword arguments of `stdio_tools` for a reading assistant (it reads every
+note, the untrusted web clipping too, and never sends or deletes): the leg of the lethal trifecta it can lose is
+the way out. The check starts the server with the learner's options and an outbox, and plays four requests:
+each must run without a person (a gate on send_message asks one about the attacker's message) and nothing may
+leave.
+
+Concessions: five requests (four for exercise 2), one server per check; a configuration that gates a tool by a
+predicate is judged by what it did on these requests only.
 """
 from __future__ import annotations
 
