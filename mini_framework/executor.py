@@ -488,7 +488,7 @@ def tools_by_name(tools: Iterable[Any]) -> dict[str, Tool]:
         one = as_tool(item)
         if one.name in found:
             raise ValueError(f"two tools are named {one.name!r} ({found[one.name]!r}, {one!r}); the model could not "
-                             f"tell them apart. Rename one, e.g. @tool(name='{one.name}_2'), or give a toolset a prefix")
+                             f"tell them apart. Rename one, e.g. @tool(name='{one.name}_2'), or prefix a toolset")
         found[one.name] = one
     return found
 

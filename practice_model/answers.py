@@ -256,10 +256,11 @@ def _consumed(call: Call, later: list[Call], request_text: str) -> bool:
     if error_of(call) is not None:
         return False
     inside = {canonical_json(v) for _, v, _ in scalars(call.result)}
+    given = {canonical_json(v) for v in call.arguments.values() if not isinstance(v, (dict, list))}
     for other in later:
         for v in other.arguments.values():
-            if isinstance(v, (dict, list, bool)) or str(v) in request_text:
-                continue                                # a value the user gave is nobody's result
+            if isinstance(v, (dict, list, bool)) or str(v) in request_text or canonical_json(v) in given:
+                continue                                # a value the user gave (or this call was given) is no result
             if canonical_json(v) in inside or canonical_json(str(v)) in inside:
                 return True
     return False

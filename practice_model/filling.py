@@ -413,7 +413,7 @@ def _text_value(p: Param, pool: _Pool, reading: Reading, evidence_only: bool) ->
         return re.sub(r"\s+", " ", salient(reading.text)).strip() or _MISSING
     chars = list(reading.text)
     for e in pool.used + [e for e in pool.free if e.kind in ("email", "url")]:
-        if e.kind in ("email", "url", "person", "city", "code", "date", "path"):
+        if e.kind in ("email", "url", "person", "city", "code", "date", "clock", "path"):
             chars[e.start:e.end] = " " * (e.end - e.start)
     text = "".join(chars)
     said = _SAYING.search(text)                           # '…，说明天开会' / '… saying we moved'
@@ -458,7 +458,8 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
         return _zone_value(p, pool)
     if kind == "clock":
         hit = pool.take(("clock",))
-        return _MISSING if hit is None else hit.value + (":00" if "ss" in p.description.lower() else "")
+        seconds = p.schema.get("format") == "time" or "hh:mm:ss" in p.description.lower()   # RFC 3339's full-time
+        return _MISSING if hit is None else hit.value + (":00" if seconds else "")
     if kind == "text":
         return _text_value(p, pool, reading, optional)
     if kind in _POOL_KINDS:
@@ -672,6 +673,9 @@ def _fill_arguments(tool: OfferedTool, s: Situation) -> Filling:
         p = by_name[name]
         extra = [e for e in pool.free
                  if e.kind == entity.kind and (e.kind != "number" or _numeric_ok(e, p, kinds[name], s.request))]
+        if len(same_kind) > 1:              # two ends of one kind: fan out over more of this end only ('东京和纽约')
+            extra = [e for e in extra if entity.role and e.role == entity.role] if entity.role else []
+            same_kind = [name] if extra else same_kind
         if len(same_kind) == 1 and extra and kinds[name] not in ("array", "text", "credential", "id_number"):
             values = [_member(e, p.schema["enum"]) if kinds[name] == "enum" else (zone_of(e.value) or _MISSING)
                       if kinds[name] == "timezone" else _convert(

@@ -58,9 +58,9 @@ CALL = re.compile(r"(?i)\bcall (?:the )?(?:tool )?[`'\"]?([A-Za-z_]\w{0,63})|调
 VALUE = re.compile(r"\b([a-z_]\w{0,63})=([\w./@-]{1,128})")
 HIDDEN = re.compile(r"(?is)<important>(.*?)(?:</important>|$)|((?:\bbefore (?:calling|using) (?:this|the) tool\b|"
                     r"(?:调用|使用)(?:此|本|这个|该)工具(?:之)?前).*)")
-ORDER = re.compile(r"(?i)\bcall\s+(?:the\s+)?(?:tool\s+)?[`'\"]?([A-Za-z_]\w{0,63})[`'\"]?\s+with\s+"
-                   r"((?:\"[^\"\n]{0,200}\"|[^.;。\n]){0,300})|"  # a quoted value may hold dots: "backup@notes.example"
-                   r"(?:先)?调用\s*[`'\"]?([A-Za-z_]\w{0,63})[`'\"]?([^。；\n]{0,300})")
+_SPELLED = r"((?:\"[^\"\n]{0,200}\"|“[^”\n]{0,200}”|[^.;。；\n\"“]){0,300})"    # up to the sentence's end, quotes whole
+ORDER = re.compile(rf"(?i)\bcall\s+(?:the\s+)?(?:tool\s+)?[`'\"]?([A-Za-z_]\w{{0,63}})[`'\"]?\s+with\s+{_SPELLED}|"
+                   rf"(?:先)?调用\s*[`'\"]?([A-Za-z_]\w{{0,63}})[`'\"]?{_SPELLED}")
 QUOTED_ARGUMENT = re.compile(r"[`'\"]?([A-Za-z_]\w{0,63})[`'\"]?\s*(?:=|:|：|as|set to|of|为|是|设为)?\s*"
                              r"[\"“]([^\"”\n]{0,200})[\"”]")
 CARRY = re.compile(r"(?i)\b(?:put|pass|include|insert|place|copy|send|add)\s+(?:[\w'’]+\s+){0,5}?(?:in|into|as)\s+"

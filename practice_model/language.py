@@ -68,7 +68,7 @@ discount  | discount discounted coupon | 折扣 打折 优惠 优惠券
 flight    | flight fly plane airline airport | 航班 飞 机票 飞机 航空 机场
 stock     | stock ticker nasdaq nyse | 股票 股价 股市 行情
 search    | search lookup look_up google web | 搜索 搜 查找 检索 网上
-time      | time date clock what_time | 时间 日期 几点 几号 星期几
+time      | time date clock what_time time_difference timezone time_zone | 时间 日期 几点 几号 星期几 时差 时区
 translate | translate translation | 翻译 译成 译为
 file      | file document folder directory path | 文件 文档 目录 文件夹 路径
 log       | log logs logfile deploy deployment | 日志 部署 发布记录
@@ -79,6 +79,7 @@ calendar  | meeting calendar schedule event appointment remind reminder | 会议
 joke      | joke funny | 笑话 段子
 image     | image picture photo | 图片 图像 照片
 product   | product item goods inventory stock_level | 商品 产品 货物 库存
+note      | note notes memo memos notebook | 笔记 备忘 备忘录 便签 记事 记事本
 """
 
 # value -> kind | English words | Chinese words: what enum values and typed arguments are made of
@@ -108,7 +109,7 @@ ko         | language | korean | 韩语 韩文
 """
 
 # Chinese words that contain a topic word but mean something else ('打算' is not '算')
-_DECOYS = ("除了 出差 差不多 很差 较差 时差 参加 加拿大 加油 更加 加入 乘客 乘坐 乘车 减肥 打算 算了 就算 还算 总算 "
+_DECOYS = ("除了 出差 差不多 很差 较差 参加 加拿大 加油 更加 加入 乘客 乘坐 乘车 减肥 打算 算了 就算 还算 总算 "
            "不算 预算 冷静 热门 热点 热情 干净 飞快 买单 发送到").split()
 
 _CITIES = """北京 Beijing|上海 Shanghai|广州 Guangzhou|深圳 Shenzhen|杭州 Hangzhou|南京 Nanjing|苏州 Suzhou|

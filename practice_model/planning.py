@@ -54,7 +54,7 @@ import json
 import re
 from typing import Any
 
-from .filling import fill_arguments, param_kind
+from .filling import fill_arguments, param_kind, param_role
 from .language import DOUBT, FINAL, STOP_REPEATING, describe, salient, small_talk, split_identifier
 from .ranking import rank_tools, relevant_tools
 from .schemas import Param, json_type
@@ -144,10 +144,24 @@ def _follow_up(s: Situation, done: set[str]) -> list[tuple[str, dict]]:
         filling = fill_arguments(tool, s) if tool else None
         if tool is None or not filling or not filling.from_request:
             continue
-        changed = [{**last.arguments, **{k: v for k, v in a.items() if k in filling.from_request}}
-                   for a in filling.variants]
+        new = [{k: v for k, v in a.items() if k in filling.from_request} for a in filling.variants]
+        if not any(e.role for e in s.request.entities):
+            new = [_to_the_asked_end(tool, a) for a in new]
+        changed = [{**last.arguments, **a} for a in new]
         return [(tool.name, a) for a in changed if call_key(tool.name, a) not in done and a != last.arguments]
     return []
+
+
+def _to_the_asked_end(tool: OfferedTool, new: dict) -> dict:
+    """A follow-up's lone value with no cue ('那纽约呢？') changes the end that was asked about (the target zone,
+    the destination), not the one given: it moves from a 'from' parameter to its 'to' twin of the same kind."""
+    by_name = {p.name: p for p in tool.params}
+    for name in [n for n in new if n in by_name and param_role(by_name[n]) == "from"]:
+        twin = next((q.name for q in tool.params if param_role(q) == "to" and q.name not in new
+                     and param_kind(q) == param_kind(by_name[name])), None)
+        if twin is not None:
+            new = {**{k: v for k, v in new.items() if k != name}, twin: new[name]}
+    return new
 
 
 def looks_at_media(tool: OfferedTool) -> bool:

@@ -59,6 +59,10 @@ SUMMARY_ASKED = re.compile(
     r"|^\s*(?:请)?(?:帮我)?(?:总结|概括|归纳|摘要)(?:一下)?(?:这段|以下|下面的?|这次的?|上面的?)?对话(?:内容)?\s*[:：]\s*(.*)$")
 """A request to summarise a conversation, as `trimming.model_summary` words it ('Summarise this conversation:'),
 in English or Chinese; the transcript follows the colon."""
+TO_THE_MODEL = re.compile(r"(?is)<(important|system|instructions?)>.*?(?:</\1>|$)")
+"""A block of a description that talks to the model ('<IMPORTANT>Before calling this tool, …</IMPORTANT>'), not
+about what the tool does: read like the rest, but its words are not the tool's topics (`ranking.contradicts`),
+so 'Do not tell the user' does not make a notes tool look like a user-account tool."""
 BROAD_TOPICS = frozenset({"#calculate", "#search", "#detail", "#location", "#send", "#time"})
 """Topics too broad to decide alone (`ranking` weighs them least; they never make a description contradict)."""
 
@@ -91,7 +95,8 @@ class OfferedTool:
     """Features of what the tool's author *wrote*: the description, parameter descriptions and enum values
     (they count double in `ranking.score`; a name or a parameter name alone counts once)."""
     topics: frozenset[str] = frozenset()
-    """The specific topics ('#weather', not broad ones such as '#search') of the description alone: a request
+    """The specific topics ('#weather', not broad ones such as '#search') of the description alone (TO_THE_MODEL
+    blocks left out): a request
     about none of them finds the description saying the tool does something else (`ranking.contradicts`)."""
     lists_required: bool = True
     """Whether the schema has a `required` list at all (without one, every parameter reads as optional:
@@ -345,7 +350,8 @@ def offered_tool(entry: Any, budget: int = READ_BUDGET) -> OfferedTool | None:
     for p in params:
         features |= describe(" ".join(split_identifier(p.name)))
         described |= describe(p.description) | describe(" ".join(str(v) for v in enum_of(p.schema)))
-    topics = frozenset(f for f in own if f[:1] == "#" and f not in BROAD_TOPICS)
+    about = describe(TO_THE_MODEL.sub(" ", description)) if "<" in description else own
+    topics = frozenset(f for f in about if f[:1] == "#" and f not in BROAD_TOPICS)
     return OfferedTool(name, description, root, tuple(params), name_features, frozenset(features | described),
                        frozenset(p.name for p in params if p.required), cost, frozenset(described), topics,
                        isinstance(top.get("required"), list) or not params)

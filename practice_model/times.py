@@ -29,10 +29,10 @@ _CN_NUM = "[零〇一二两三四五六七八九十]{1,3}"
 _PERIODS = "凌晨|清晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|夜间|半夜"
 _DAY_PERIODS = ("今晚", "明晚", "今早", "明早")   # dates too ('今晚8点'): read before a time, never part of it
 _ZH_CLOCK = re.compile(
-    rf"(?P<period>{_PERIODS})?\s*(?:(?P<h>\d{{1,2}})|(?P<hz>{_CN_NUM}))\s*(?:点|時|时(?![间候区差刻代期段长]))"
+    rf"(?:(?P<period>{_PERIODS})\s*)?(?:(?P<h>\d{{1,2}})|(?P<hz>{_CN_NUM}))\s*(?:点|時|时(?![间候区差刻代期段长]))"
     rf"(?:\s*(?P<m>半|[一三1３3]刻|整|钟|过?(?:(?P<md>\d{{1,2}})|(?P<mz>{_CN_NUM}))(?P<unit>分钟|分)?))?")
 _COLON_CLOCK = re.compile(
-    rf"(?P<period>{_PERIODS})?\s*(?<![\d:.：])(?P<h>[01]?\d|2[0-4])[:：](?P<m>[0-5]\d)(?![\d:：])"
+    rf"(?:(?P<period>{_PERIODS})\s*)?(?<![\d:.：])(?P<h>[01]?\d|2[0-4])[:：](?P<m>[0-5]\d)(?![\d:：])"
     r"(?:\s*(?P<ap>[ap])\.?m\b\.?)?", re.IGNORECASE)
 _EN_CLOCK = re.compile(
     r"(?<![\d:.])(?P<h>1[0-2]|0?[1-9])(?:\s*(?P<ap>[ap])\.?m\b\.?|\s*o'?clock\b)"
@@ -170,6 +170,7 @@ _EN_GIVEN_BEFORE = re.compile(r"(?i)\b(?:when|if|while|once)\s+(?:it\s+is|it's|i
 _EN_ASKED_BEFORE = re.compile(r"(?i)\bwhat\s+time\s+(?:is\s+it|will\s+it\s+be|would\s+it\s+be|is\s+that|is\s+this|"
                               r"it\s+is|it's)?\s*(?:in|at)\s+(?:the\s+)?$|\b(?:to|into)\s+(?:the\s+)?$")
 _EN_GIVEN_AFTER = re.compile(r"(?i)^\s+(?:local\s+)?time\b(?!\s+(?:is|will|would)\s+it)")
+_AND = re.compile(r"(?i)\s*(?:和|与|跟|及|以及|、|,|，|and|or|或)\s*")
 _NEAR = 3               # characters between a place and a time that still make them one phrase ('北京 下午4点')
 
 
@@ -186,10 +187,22 @@ def _strong_role(text: str, start: int, end: int) -> str:
 
 
 def _complete(roles: list[str]) -> list[str]:
-    """Two places, one role known: the other is the other end."""
-    if len(roles) == 2 and roles.count("") == 1:
-        known = next(r for r in roles if r)
-        return [r or ("to" if known == "from" else "from") for r in roles]
+    """The other ends: with the given place known, every other place is asked about; with only asked ones known,
+    the one place left is the given one."""
+    if "from" in roles and "to" not in roles:
+        return [r or "to" for r in roles]
+    if "to" in roles and "from" not in roles and roles.count("") == 1:
+        return [r or "from" for r in roles]
+    return roles
+
+
+def _joined(text: str, places: list[tuple[int, int]], roles: list[str]) -> list[str]:
+    """A place joined to another by 和 / 、 / 'and' shares its role ('东京和纽约几点': both are asked about)."""
+    roles = list(roles)
+    for _ in range(2):                                  # forwards and backwards through a list of places
+        for i in range(len(places) - 1):
+            if _AND.fullmatch(text[places[i][1]:places[i + 1][0]]) and bool(roles[i]) != bool(roles[i + 1]):
+                roles[i] = roles[i + 1] = roles[i] or roles[i + 1]
     return roles
 
 
@@ -209,7 +222,7 @@ def clock_roles(text: str, times: list[tuple[int, int]], places: list[tuple[int,
     """
     if not times:
         return [""] * len(places)
-    roles = _complete([_strong_role(text, s, e) for s, e in places])
+    roles = _complete(_joined(text, places, [_strong_role(text, s, e) for s, e in places]))
     for i, (s, _) in enumerate(places):                      # '下午3点是东京…': weaker, and never twice
         if not roles[i] and any(t_end <= s for _, t_end in times) and _ZH_THEN_BEFORE.search(text[max(0, s - 4):s]):
             roles[i] = "" if "to" in roles else "to"

@@ -33,7 +33,6 @@ THIRD_PARTY = {"pydantic", "typing_extensions", "pydantic_core"}  # what any lay
 LAZY = {"openai": {"mini_framework.connection"}, "dotenv": {"mini_framework.connection"},
         "tiktoken": {"mini_framework.budget.tokens"},
         "mcp": {"mini_framework.mcp.session", "mini_framework.mcp.serve"}}  # imported inside functions only, and only there
-SERVING = {"mini_framework.mcp.serve"}  # imported only to serve (python -m mini_framework.mcp serve), never by the package
 
 
 def module_name(path: Path) -> str:
@@ -90,9 +89,7 @@ def breaks(importer: str, module: str, name: str | None, top_level: bool) -> str
     if root in LAZY:
         if importer not in LAZY[root]:
             return f"{root} may be imported only by {sorted(LAZY[root])}"
-        if top_level and importer not in SERVING:
-            return f"{root} must be imported inside a function, when it is needed"
-        return None
+        return f"{root} must be imported inside a function, when it is needed" if top_level else None
     if root != "mini_framework":
         if root in sys.stdlib_module_names or root in THIRD_PARTY:
             return None
@@ -144,8 +141,6 @@ def test_the_checker_catches_what_it_should():
     assert breaks("mini_framework.builtin.mail.tool", "mini_framework.demo.shop", "Shop", True)
     assert not breaks("mini_framework.builtin.files.toolset", "mini_framework.tools", "tool", True)
     assert breaks("mini_framework.builtin.files.search", "re2", None, True)  # google-re2 is no dependency
-    assert not breaks("mini_framework.mcp.serve", "mcp.server.lowlevel", "Server", True)  # the mcp extra, there only
-    assert breaks("mini_framework.tools", "mcp", None, True) and breaks("mini_framework.media.store", "mcp", None, True)
     assert breaks("mini_framework.builtin.files.paths", "mini_framework", "FileToolset", True)
     assert not breaks("mini_framework.approvals.gate", "mini_framework.hooks", "Hook", True)
     assert not breaks("mini_framework.mcp.toolbox", "mini_framework.media.types", "ImgUrl", True)

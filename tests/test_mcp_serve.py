@@ -151,11 +151,13 @@ def test_an_unknown_tool_is_a_protocol_error_naming_the_closest():
 def test_the_handshake_era_gets_the_same_answers():
     """`mode="legacy"`: the 2025-11-25 initialize handshake and JSON-RPC framing (in memory), as most clients."""
     async def body(client):
+        assert client.instructions == "Use add for sums."
         return (client.protocol_version, await client.call_tool("add", {"a": "三", "b": 1}),
                 await client.call_tool("chart", {"title": "t"}), await client.call_tool("add", {"a": "x", "b": 1}))
 
     async def main():
-        async with mcp.Client(mcp_server(mcp_served.tools), mode="legacy") as client:
+        server = mcp_server(mcp_served.tools, instructions="Use add for sums.")
+        async with mcp.Client(server, mode="legacy") as client:
             return await body(client)
 
     version, coerced, image, bad = asyncio.run(main())
@@ -307,6 +309,13 @@ def test_serve_inside_a_running_loop_says_what_to_use():
         asyncio.run(inside())
 
 
+def test_without_the_sdk_serving_says_which_extra_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the `mcp` extra were not installed
+    with pytest.raises(ImportError, match=r'pip install -e "\.\[mcp\]"'):
+        mcp_server(mcp_served.tools)
+    assert main(["serve", "mcp_served:tools"]) == 2 and "needs the official SDK" in capsys.readouterr().err
+
+
 # ----------------------------------------------------------------------------- one real stdio round trip
 
 def test_a_real_stdio_round_trip(tmp_path):
@@ -351,3 +360,4 @@ def _processes_with(marker: str) -> list[int]:
             except OSError:
                 continue
     return found
+

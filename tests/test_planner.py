@@ -715,6 +715,16 @@ def test_follow_up_reuses_the_previous_tool():
     assert calls_of(plan(body(history + [user("And London?")], [WEATHER]))) == [("get_weather", {"city": "London"})]
 
 
+def test_a_follow_up_naming_one_place_changes_the_destination_not_the_origin():
+    asked = {"origin": "上海", "destination": "东京", "date": "下周五"}
+    history = [user("下周五从上海飞东京的航班"), called(("search_flights", asked)), result([]),
+               {"role": "assistant", "content": "没有找到航班。"}]
+    assert calls_of(plan(body(history + [user("那大阪呢？")], [FLIGHTS]))) == [
+        ("search_flights", {**asked, "destination": "大阪"})]
+    assert calls_of(plan(body(history + [user("那从北京呢？")], [FLIGHTS]))) == [
+        ("search_flights", {**asked, "origin": "北京"})]
+
+
 def test_follow_up_restarts_a_chain_for_a_new_person():
     history = [user("帮我看看张三最近买了什么"), called(("get_user_info", {"user_name": "张三"})),
                result({"user_id": 1001}), called(("get_orders", {"user_id": 1001}), prefix="b"),

@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+from ..text import visible
+
 __all__ = ["MCPServerError", "NotApproved"]
 
 
@@ -17,7 +19,8 @@ class MCPServerError(RuntimeError):
 
     def __init__(self, server: str, reason: str, stderr: str = "") -> None:
         self.server, self.reason, self.stderr = server, reason, stderr
-        tail = f"\nIts last lines on stderr:\n{stderr}" if stderr.strip() else ""
+        shown = "\n".join(visible(line) for line in stderr.splitlines())  # what it wrote is shown as it is
+        tail = f"\nIts last lines on stderr:\n{shown}" if stderr.strip() else ""
         super().__init__(f"MCP server {server!r} {reason}{tail}")
 
 

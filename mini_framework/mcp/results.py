@@ -1,6 +1,6 @@
 """What an MCP tool returned, as the value a framework tool returns: text, and images only where it sent images.
 
-    value = tool_value(result, max_chars=100_000)     # a CallToolResult's JSON -> str | (str, ImgUrl, ...)
+    value = tool_value(result, max_chars=1_000_000)   # a CallToolResult's JSON -> str | (str, ImgUrl, ...)
 
 An MCP result is a list of content blocks. Each becomes what the rest of the framework already handles:
 
@@ -30,7 +30,7 @@ __all__ = ["MAX_IMAGES", "tool_value"]
 MAX_IMAGES = 8  # image blocks kept from one result; the media feature limits their sizes
 
 
-def tool_value(result: dict[str, Any], max_chars: int = 100_000) -> Any:
+def tool_value(result: dict[str, Any], max_chars: int = 1_000_000) -> Any:
     """One CallToolResult (as JSON) -> a tool's return value; raises ToolError when the server says it failed.
 
     >>> tool_value({"content": [{"type": "text", "text": "17:30"}, {"type": "resource_link",

@@ -29,7 +29,10 @@ Concessions: MCP elicitation (asking the client's user) is not used for approval
 that asks for a call would also answer the question, so it could approve its own calls. Over stdio,
 stdin is the client's: an `approve` that reads the keyboard (`input()`) gets end-of-file and declines.
 Each call is answered on its own: the Executor's retry budget ("stop calling it") belongs to the client's
-conversation, which the server cannot see. Only stdio; no structured content, resources or prompts.
+conversation, which the server cannot see. Stdout is the protocol's from the first byte: a script that
+calls `serve` must print nothing before it (the command line sends what a module prints while it is
+imported to stderr; while serving, the SDK sends the tools' prints there). Only stdio; no structured
+content, resources or prompts.
 """
 from __future__ import annotations
 
@@ -40,19 +43,18 @@ import inspect
 import itertools
 import logging
 import sys
-from typing import Any, Awaitable, Callable, Iterable, Union
-
-from mcp import types
-from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPError
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Union
 
 from ..approvals import Approvals, Pending
 from ..executor import Executor, ToolResult, envelope, tools_by_name, unknown_tool_message
 from ..media import MediaPolicy, MediaStore
 from ..replies import ToolCall
 from ..tools import Tool
+
+if TYPE_CHECKING:  # the optional `mcp` extra (the official SDK) is imported when a server is made
+    from mcp import types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
 
 __all__ = ["Approve", "NO_APPROVER", "mcp_server", "run_stdio", "serve", "serve_async", "tool_listing"]
 
@@ -78,6 +80,8 @@ def tool_listing(one: Tool) -> types.Tool:
     (True, ToolAnnotations(title=None, read_only_hint=False, destructive_hint=True, idempotent_hint=None,
                            open_world_hint=None))
     """
+    from mcp import types
+
     function = one.to_openai_tool()["function"]
     hints = types.ToolAnnotations(read_only_hint=False, destructive_hint=True) if one.acts else None
     return types.Tool(name=function["name"], description=function["description"],
@@ -102,6 +106,11 @@ def mcp_server(tools: Tool | Iterable[Any], *, name: str = "mini-framework", app
     >>> asyncio.run(main())
     '124'
     """
+    _require_sdk()
+    from mcp import types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
     if approve is not None and not callable(approve):
         raise TypeError(f"approve must be a function of (tool_name, arguments) returning True to run the call, "
                         f"not {approve!r:.60}")
@@ -153,6 +162,8 @@ async def serve_async(tools: Tool | Iterable[Any], *, name: str = "mini-framewor
 async def run_stdio(server: Server[Any]) -> None:
     """Run a server over this process's stdin/stdout until the client closes stdin (the SDK's stdio transport:
     while it runs, what the tools print goes to stderr, and what they read from stdin is end-of-file)."""
+    from mcp.server.stdio import stdio_server
+
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -178,6 +189,15 @@ def serve(tools: Tool | Iterable[Any], *, name: str = "mini-framework", approve:
     raise RuntimeError("serve() blocks, and an event loop is running here: use `await serve_async(...)`")
 
 
+def _require_sdk() -> None:
+    """An ImportError saying what to install, when the optional `mcp` extra (the official SDK) is not there."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        raise ImportError("serving tools over MCP needs the official SDK: pip install -e \".[mcp]\" in this "
+                          "repository, or pip install \"mcp>=2.3,<3\"") from None
+
+
 def _approver(approve: Approve) -> Callable[[Pending], Any]:
     """The approvals feature's approver, asking `approve(tool_name, arguments)` with a copy of the arguments
     (so what it changes is not what runs). A sync `approve` runs in a worker thread, an async one on the loop."""
@@ -196,6 +216,8 @@ def _approver(approve: Approve) -> Callable[[Pending], Any]:
 
 def _result(result: ToolResult) -> types.CallToolResult:
     """What the Executor made of a call, as MCP content: the text the model would read, then the images."""
+    from mcp import types
+
     if not result.ok:
         return _error(result.content)
     content: list[types.ContentBlock] = [types.TextContent(text=result.content)] if result.content else []
@@ -205,4 +227,6 @@ def _result(result: ToolResult) -> types.CallToolResult:
 
 
 def _error(text: str) -> types.CallToolResult:
+    from mcp import types
+
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)

@@ -16,8 +16,12 @@ What can go wrong, and what the caller gets (an `MCPServerError` naming the serv
   not UTF-8 are replaced (U+FFFD), so one bad byte cannot end the session;
 - the server dies mid-call: the call fails at once ("the server ended"), later calls too.
 The server's stderr goes to a temporary file, not to the notebook; its last lines are quoted in errors.
+The SDK starts the server in a process group of its own and stops it; on Linux, what is left of that group
+afterwards (a child the server forked and forgot) is killed too.
 
 Concessions: a call the server never answers waits for the tool's timeout (the executor's), not less.
+Elsewhere than Linux, a server's forgotten children are left to the system (the SDK kills them only when
+the server itself will not stop); a process that leaves the group on purpose (a daemon) escapes anywhere.
 """
 from __future__ import annotations
 
@@ -26,11 +30,15 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import re
+import signal
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import IO, Any
 
+from ..text import visible
 from .errors import MCPServerError
 
 __all__ = ["MAX_LISTED", "Session", "minimal_environment"]
@@ -59,12 +67,10 @@ class Session:
     """A running MCP server: `open()` it, `await call(...)` its tools from anywhere, `close()` it once."""
 
     def __init__(self, argv: Sequence[str], *, name: str, env: Mapping[str, str] | None = None,
-                 cwd: str | os.PathLike[str] | None = None, startup_timeout: float = 10.0,
-                 on_list_changed: Callable[[], None] | None = None) -> None:
+                 cwd: str | os.PathLike[str] | None = None, startup_timeout: float = 10.0) -> None:
         self.argv, self.name, self.cwd = list(argv), name, cwd
         self.env = minimal_environment(env)
         self.startup_timeout = startup_timeout
-        self.on_list_changed = on_list_changed  # called (on the session's thread) when the server says so
         self.server_info: dict[str, Any] = {}
         self.instructions: str | None = None
         self.ended: str | None = None  # why the session cannot take calls any more
@@ -73,6 +79,8 @@ class Session:
         self._stop: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self._late = False
+        self._garbled, self._first_garbled = 0, ""  # lines from the server the SDK could not read
+        self._groups: list[int] = []  # the server's process group (its pid: the SDK starts a new session)
         self._stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
 
     # ------------------------------------------------------------------ lifecycle
@@ -106,6 +114,10 @@ class Session:
                 loop.call_soon_threadsafe(stop.set)
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(CLOSE_SECONDS)
+        for group in self._groups:  # the server's own process group: whatever is left of it
+            with contextlib.suppress(OSError):  # gone already (ProcessLookupError), or not ours to signal
+                os.killpg(group, signal.SIGKILL)
+        self._groups = []
         self._stderr.close()
 
     def _serve(self, ready: concurrent.futures.Future[list[dict[str, Any]]]) -> None:
@@ -129,6 +141,7 @@ class Session:
                                            encoding_error_handler="replace")
             transport = stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]  # any text file
             async with Client(transport, cache=None, message_handler=self._on_message) as client:
+                self._groups = _spawned_here()
                 self._describe(client)
                 listed = await self._list(client)
                 late.cancel()
@@ -138,6 +151,7 @@ class Session:
         except BaseException as exc:  # noqa: B036 - the thread's last word: report it, never raise into nowhere
             late.cancel()
             reason = f"did not answer within {self.startup_timeout:g} s" if self._late else self.reason(exc)
+            reason += self._garbage()
             self.ended = self.ended or reason
             if not ready.done():
                 ready.set_exception(self.error(reason))
@@ -173,18 +187,29 @@ class Session:
         raise self.error(f"sends more than {MAX_PAGES} pages of tools")
 
     async def _on_message(self, message: Any) -> None:
-        """Notifications from the server: only a changed tool list matters here."""
-        if getattr(message, "method", None) == "notifications/tools/list_changed" and self.on_list_changed:
-            self.on_list_changed()
+        """Lines the SDK could not read (a changed list needs no notice: it is read before and after each call)."""
+        if isinstance(message, Exception):  # a line that is not JSON-RPC: skipped, and counted for errors
+            self._garbled += 1
+            if self._garbled == 1:
+                found = re.search(r"input_value=(.{0,120}?), input_type", str(message))
+                self._first_garbled = found.group(1) if found else " ".join(str(message).split())[:120]
+
+    def _garbage(self) -> str:
+        """'; it wrote 2 lines that are not JSON-RPC, the first: ...' (for an error), or ''."""
+        if not self._garbled:
+            return ""
+        return (f"; it wrote {self._garbled} line(s) that are not JSON-RPC, the first: "
+                f"{visible(self._first_garbled)}")
 
     # ------------------------------------------------------------------ calls
 
-    async def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
-        """Call one tool and return the SDK's CallToolResult; any failure is an MCPServerError."""
-        return await self._submit(self._call(tool, arguments, timeout))
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call one tool and return the SDK's CallToolResult; any failure is an MCPServerError. Cancelling the
+        caller (the executor's timeout) cancels the request."""
+        return await self._submit(self._call(tool, arguments))
 
     async def relist(self) -> list[dict[str, Any]]:
-        """The server's tool list now (after it said it changed)."""
+        """The server's tool list now."""
         return await self._submit(self._relist())
 
     async def _submit(self, work: Any) -> Any:
@@ -199,19 +224,18 @@ class Session:
             raise self.error(f"cannot take calls: {self.ended or 'it stopped'}") from None
         return await asyncio.wrap_future(future)  # cancelling this cancels the request on the session's loop
 
-    async def _call(self, tool: str, arguments: dict[str, Any], timeout: float | None) -> Any:
+    async def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
         client = self._client
         if client is None:
             raise self.error(f"cannot take calls: {self.ended or 'it is not running'}")
         try:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            return await client.call_tool(tool, arguments)  # the executor's timeout cancels it
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: B036 - an SDK error, a dead pipe, a malformed answer
             reason = self.reason(exc)
-            if "Connection closed" in reason or self._client is None:
-                self.ended = "it ended during a call"
-                reason = self.ended
+            if reason == "it ended":
+                self.ended = reason = "it ended during a call"
             raise self.error(reason) from None
 
     async def _relist(self) -> list[dict[str, Any]]:
@@ -239,7 +263,7 @@ class Session:
             return f"could not be started: no program {self.argv[0]!r}"
         if isinstance(exc, OSError):
             return f"could not be started: {exc.strerror or exc}"
-        text = " ".join(str(exc).split())[:300]
+        text = re.sub(r"\s*For further information visit \S+", "", " ".join(str(exc).split()))[:300]  # pydantic's
         if "Connection closed" in text:
             return "ended before it answered" if self._client is None else "it ended"
         return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -257,6 +281,15 @@ class Session:
             self._stderr.seek(max(0, size - 4000))
             return "\n".join(self._stderr.read().splitlines()[-lines:])
         return ""
+
+
+def _spawned_here() -> list[int]:
+    """The processes this thread started (Linux: /proc/self/task/<tid>/children), else none."""
+    try:
+        listed = Path(f"/proc/self/task/{threading.get_native_id()}/children").read_text()
+    except (OSError, AttributeError):
+        return []
+    return [int(pid) for pid in listed.split()]
 
 
 def _quiet_sdk_logs() -> None:

@@ -12,8 +12,10 @@ gate, images with a media_id, and spill for long results. What is MCP's own:
 - Trust. The list is approved before any of it reaches a model (trust.py): `approve=` a function that is
   shown the list (`ask` asks at the keyboard) or True (scripts, tests); else an approval stored in
   `approvals` for the same fingerprint; else NotApproved, saying how. A person's yes is stored.
-- A changed list. If the server says its list changed (`notifications/tools/list_changed`) and the new
-  list differs, its tools refuse every call from then on, saying why; the next start asks again.
+- A changed list. Before and after each call the list is read again (a round trip each); if it differs
+  from the approved one in anything, every tool of the server refuses calls from then on, saying why
+  (the answer of the call it changed during, or after, is withheld too), whether or not the server
+  announced it (`notifications/tools/list_changed`); the next start asks again.
 - Gates. `requires_approval` is yours: True/False for every tool of the server, or {tool: True/False/
   predicate}. Where you said nothing, a tool whose annotations say `destructiveHint: true` is gated. The
   server's hints only add gates: `readOnlyHint` removes none, and nothing it says is believed otherwise.
@@ -34,6 +36,7 @@ from typing import Any
 from ..concurrency import in_thread
 from ..executor import ToolError
 from ..schema import ToolDefinitionError
+from ..text import visible
 from ..tools import NAME_PATTERN, Tool, declared
 from .errors import MCPServerError, NotApproved
 from .results import tool_value
@@ -43,6 +46,7 @@ from .trust import Approvals, ToolListing, fingerprint
 __all__ = ["MCPTool", "MCPTools", "StdioTools", "stdio_tools"]
 
 MAX_TOOLS = 128  # tools one request may carry (OpenAI's limit); use `only=` for a bigger server
+MAX_DESCRIPTION = 16_000  # characters; a description is sent with every request (real ones stay under 2,000)
 Approve = Callable[[ToolListing], Any]
 
 
@@ -81,10 +85,8 @@ class StdioTools:
         self.prefix, self.approve, self.approvals = prefix, approve, approvals
         self.only = None if only is None else list(only)
         self.requires_approval, self.timeout, self.max_result_chars = requires_approval, timeout, max_result_chars
-        self.session = Session(argv, name=self.name, env=env, cwd=cwd, startup_timeout=startup_timeout,
-                               on_list_changed=self._list_changed)
+        self.session = Session(argv, name=self.name, env=env, cwd=cwd, startup_timeout=startup_timeout)
         self.tools: MCPTools | None = None
-        self._stale = False
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -136,19 +138,21 @@ class StdioTools:
             raise NotApproved(self.name, "was not approved: its tools were not offered to the model")
         self.approvals.record(listing)
 
-    def _list_changed(self) -> None:
-        """The server says its list changed: the next call checks it (calls stop if it really did)."""
-        self._stale = True
-
     async def _check_list(self) -> None:
-        """After a list_changed notice: compare the list now with the approved one."""
-        if self.tools is None or not self._stale:
+        """Before and after each call: the server's list now, compared with the approved one (a changed list
+        stops every tool of the server; each check is one tools/list round trip, well under a millisecond)."""
+        if self.tools is None or self.tools.changed:
             return
-        self._stale = False
         now = await self.session.relist()
         if fingerprint(now) != self.tools.listing.fingerprint:
             changed = ToolListing(self.name, now, previous=self.tools.listing.tools)
             self.tools.changed = "; ".join(changed.changes)
+
+    def _refuse_if_changed(self, more: str = "") -> None:
+        if self.tools is not None and self.tools.changed:
+            raise ToolError(f"This tool is not available: its server changed its tool list after a person "
+                            f"approved it ({self.tools.changed[:300]}){more}. Tell the user a person must review "
+                            "the server again.")
 
     # ------------------------------------------------------------------ tools
 
@@ -158,7 +162,7 @@ class StdioTools:
         for item in listing.tools:
             remote = item.get("name")
             if not isinstance(remote, str):
-                raise MCPServerError(self.name, f"lists a tool without a name: {str(item)[:80]}")
+                raise MCPServerError(self.name, f"lists a tool without a name: {visible(str(item)[:80])}")
             if remote in by_name:
                 raise MCPServerError(self.name, f"lists two tools named {remote!r}")
             by_name[remote] = item
@@ -174,8 +178,9 @@ class StdioTools:
     def _known(self, option: str, names: Iterable[str], by_name: Mapping[str, Any]) -> None:
         missing = [n for n in names if n not in by_name]
         if missing:
-            raise MCPServerError(self.name, f"has no tool {missing[0]!r} (named in {option}=); it offers: "
-                                 f"{', '.join(sorted(by_name))[:300]}")
+            offered = ", ".join(visible(n)[:80] for n in sorted(by_name))
+            raise MCPServerError(self.name, f"has no tool {missing[0]!r} (named in {option}=); "
+                                 f"it offers: {offered[:300]}")
 
     def _tool(self, item: dict[str, Any]) -> MCPTool:
         remote = item["name"]
@@ -184,8 +189,10 @@ class StdioTools:
             raise MCPServerError(self.name, f"offers a tool named {name[:80]!r}, which the API refuses (letters, "
                                  "digits, _ and -, at most 64): leave it out with only=[...]")
         description = item.get("description") or ""
-        if not isinstance(description, str):
-            raise MCPServerError(self.name, f"gives tool {remote!r} a description that is not text")
+        if not isinstance(description, str) or len(description) > MAX_DESCRIPTION:
+            raise MCPServerError(self.name, f"gives tool {remote!r} a description that is not text or longer "
+                                 f"than {MAX_DESCRIPTION:,} characters (sent with every request): leave it out "
+                                 "with only=[...]")
         schema = item.get("inputSchema")
         if not isinstance(schema, dict) or schema.get("type", "object") != "object":
             raise MCPServerError(self.name, f"gives tool {remote!r} an inputSchema that is not a JSON object "
@@ -221,14 +228,13 @@ class StdioTools:
     def _handler(self, remote: str) -> Callable[..., Any]:
         async def call(**arguments: Any) -> Any:
             await self._check_list()
-            if self.tools is not None and self.tools.changed:
-                raise ToolError(f"This tool is not available: its server changed its tool list after a person "
-                                f"approved it ({self.tools.changed[:300]}). Tell the user a person must review "
-                                "the server again.")
+            self._refuse_if_changed()
             try:
-                result = await self.session.call(remote, arguments, self.timeout)
+                result = await self.session.call(remote, arguments)
             except MCPServerError as exc:
                 raise ToolError(f"The tool's server failed: {exc.reason}. Tell the user it did not work.") from None
+            await self._check_list()  # and after: an answer made under a list no one approved is not passed on
+            self._refuse_if_changed("; this call's answer is withheld")
             return tool_value(result.model_dump(mode="json", by_alias=True, exclude_none=True),
                               self.max_result_chars)
 
@@ -242,7 +248,7 @@ def stdio_tools(command: str, *args: str, env: Mapping[str, str] | None = None,
                 approvals: str | os.PathLike[str] | Approvals | None = "mcp-approvals.json",
                 requires_approval: bool | Mapping[str, bool | Callable[[Any], bool]] | None = None,
                 timeout: float | None = None, startup_timeout: float = 10.0,
-                max_result_chars: int = 100_000) -> StdioTools:
+                max_result_chars: int = 1_000_000) -> StdioTools:
     """Start an MCP server (`command *args`) over stdio; `with` it to get its tools (see the module docstring).
 
     `approvals` is the file approvals are kept in (None: in memory, for this process only); `timeout` is
