@@ -133,6 +133,7 @@ class _Missing:
 
 
 _MISSING: Any = _Missing()
+_SLUG = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")  # "build-log", "web_clipping": an id, not a word or a path
 
 
 def param_kind(p: Param) -> str:
@@ -466,6 +467,8 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
         if kind == "path":
             accept = _path_accepted(p)
         hit = pool.take(_POOL_KINDS[kind], param_role(p), accept)
+        if hit is None and kind == "id":  # a slug in quotes after the id's own word: 'the note "build-log"'
+            hit = pool.take(("quoted",), param_role(p), lambda e: _quoted_id(e, p, reading))
         return _convert(hit.text if hit.kind == "number" else hit.value, p) if hit else _MISSING
     # a string the name says nothing about: a value its description lists, else a quoted string or a code
     for candidate in _described_values(p):
@@ -473,6 +476,14 @@ def _fill(p: Param, kind: str, pool: _Pool, tool: OfferedTool, reading: Reading,
             return candidate
     hit = pool.take(("quoted", "code"))
     return hit.value if hit else _MISSING
+
+
+def _quoted_id(e: Any, p: Param, reading: Reading) -> bool:
+    """Whether a quoted value is this id: it looks like one ("build-log") and the word before it names the
+    parameter ('the note "build-log"' for note_id; 'notes for "meeting"' is a search, not an id)."""
+    before = re.search(r"(\w+)\W*$", reading.text[:e.start])
+    words = {f for f in _param_features(p) if f[:1] not in "#="}
+    return bool(_SLUG.fullmatch(str(e.value)) and before and words & describe(before.group(1)))
 
 
 def _zone_value(p: Param, pool: _Pool) -> Any:

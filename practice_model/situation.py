@@ -63,7 +63,7 @@ TO_THE_MODEL = re.compile(r"(?is)<(important|system|instructions?)>.*?(?:</\1>|$
 """A block of a description that talks to the model ('<IMPORTANT>Before calling this tool, …</IMPORTANT>'), not
 about what the tool does: read like the rest, but its words are not the tool's topics (`ranking.contradicts`),
 so 'Do not tell the user' does not make a notes tool look like a user-account tool."""
-BROAD_TOPICS = frozenset({"#calculate", "#search", "#detail", "#location", "#send", "#time"})
+BROAD_TOPICS = frozenset({"#calculate", "#search", "#detail", "#location", "#send", "#time", "#note"})
 """Topics too broad to decide alone (`ranking` weighs them least; they never make a description contradict)."""
 
 
