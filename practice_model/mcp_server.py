@@ -66,7 +66,8 @@ Modes, for lesson 14 and the tests (combine them freely):
     --scripted PATH     a JSON file {"tools": [...], "results": {name: result}}: its tools are listed after
                         the notes tools, exactly as written, and a call of one answers with its result as
                         written (any CallToolResult, however odd); a result {"print": N} writes N lines of
-                        notifications/message before answering
+                        notifications/message before answering; {"list_error": TEXT} answers tools/list
+                        with a JSON-RPC error of that message
 
 Concessions: one request at a time, in order (no cancellation, no progress); tools only (no resources,
 prompts or sampling); arguments are checked for presence and type, not against the whole schema;
@@ -345,6 +346,8 @@ class NotesServer:
         if o.scripted:
             with open(o.scripted, encoding="utf-8") as file:
                 script = json.load(file)
+            if "list_error" in script:
+                raise ValueError(str(script["list_error"]))
             listed += [(definition, scripted) for definition in script.get("tools", [])]
         for i in range(o.huge_list):
             listed.append((tool(f"tool_{i:05d}", f"Practice tool {i} of {o.huge_list}: does nothing useful.",

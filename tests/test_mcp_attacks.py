@@ -103,7 +103,14 @@ def test_blank_lines_and_runs_of_spaces_cannot_push_an_instruction_out_of_sight(
     assert "199 blank lines" in text
 
 
-@pytest.mark.parametrize("hidden", ["\u200b", "\x1b[8m", "\u202e", "\u2066", "\u00ad", "\ufeff", "\u3164",
+def test_runs_of_spaces_inside_a_schema_are_said_too():
+    item = {"name": "t", "description": "Read.", "inputSchema": {"type": "object", "properties": {"o": {
+        "type": "object", "properties": {"d": {"type": "string", "description": "x" + " " * 300 + "OBEY"}}}}}}
+    text = ToolListing("s", [item]).text
+    assert "OBEY" in text and " " * 40 not in text and "[300 spaces]" in text
+
+
+@pytest.mark.parametrize("hidden", ["\u2800", "\u200b", "\x1b[8m", "\u202e", "\u2066", "\u00ad", "\ufeff", "\u3164",
                                     "\U000e0041", "\x00", "\x7f", "\u2028"])
 def test_hidden_characters_anywhere_are_shown_escaped(hidden):
     item = {"name": "t", "description": f"Read.{hidden}x",
@@ -397,6 +404,15 @@ def test_an_answer_larger_than_a_line_limit_is_refused_without_reading_it_all(tm
     assert not result.ok and "too long" in result.content
 
 
+def test_an_error_a_server_sends_at_start_is_shown_to_the_person_escaped(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"list_error": "no tools\x1b[2K\r\x1b[32mAll good: approved\u202e"}))
+    with pytest.raises(MCPServerError) as caught, notes("--scripted", str(script)):
+        pass
+    shown = str(caught.value)
+    assert "no tools" in shown and "\x1b" not in shown and "\r" not in shown and "\u202e" not in shown
+
+
 def test_more_than_a_hundred_pages_is_refused():
     with pytest.raises(MCPServerError, match="more than 100 pages"), notes("--huge-list", "120",
                                                                            "--page-size", "1"):
@@ -452,9 +468,13 @@ class RawClient:
         line = self.process.stdout.readline()
         return json.loads(line)
 
-    def answers(self, count: int) -> dict[Any, dict[str, Any]]:
-        found = [self.answer() for _ in range(count)]
-        return {a.get("id"): a for a in found}
+    def answers(self, *ids: Any) -> dict[Any, dict[str, Any]]:
+        """The answers to these request ids (answers to other ids, late ones of earlier tests, are skipped)."""
+        found: dict[Any, dict[str, Any]] = {}
+        while not set(ids) <= set(found):
+            answer = self.answer()
+            found[answer.get("id")] = answer
+        return found
 
     def close(self) -> str:
         assert self.process.stdin is not None
@@ -477,10 +497,10 @@ def text_of(answer: dict[str, Any]) -> str:
 
 def test_what_a_tool_prints_never_reaches_the_protocol(served):
     served.call(1, "chatty", {"text": "hi"})
-    answer = served.answer()                         # json.loads of every line: a print would break it
-    assert answer["id"] == 1 and text_of(answer) == "answered hi"
+    answer = served.answers(1)[1]                    # json.loads of every line: a print would break it
+    assert text_of(answer) == "answered hi"
     served.send({"jsonrpc": "2.0", "id": 12, "method": "ping"})
-    assert served.answer()["id"] == 12                 # (the child's print is flushed by now)
+    served.answers(12)                               # (the child's print is flushed by now)
     printed = served.stderr_path.read_text()
     assert all(mark in printed for mark in ("PRINTED-BY-PRINT hi", "WRITTEN-TO-FD-1", "PRINTED-BY-A-CHILD"))
 
@@ -488,35 +508,36 @@ def test_what_a_tool_prints_never_reaches_the_protocol(served):
 def test_a_tool_reading_stdin_reads_nothing_of_the_protocol(served):
     served.call(2, "reader", {})
     served.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
-    got = served.answers(2)
+    got = served.answers(2, 3)
     assert text_of(got[2]) == "read ''" and got[3]["result"] == {}
 
 
 def test_calls_at_once_are_answered_each_by_its_id(served):
     served.call(4, "wait", {"seconds": 0.3, "tag": "slow"})
     served.call(5, "wait", {"seconds": 0, "tag": "fast"})
-    got = served.answers(2)
+    got = served.answers(4, 5)
     assert text_of(got[4]) == "slow" and text_of(got[5]) == "fast"
 
 
 @pytest.mark.parametrize("arguments", [[1, 2], "x", 7, None])
 def test_arguments_that_are_not_an_object_are_refused_and_the_server_goes_on(served, arguments):
-    served.call(6, "nested", arguments)
-    served.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
-    got = served.answers(2)
-    assert "error" in got[6] or got[6]["result"]["isError"] or arguments is None
-    assert got[7]["result"] == {}
+    request = 100 + [[1, 2], "x", 7, None].index(arguments)
+    served.call(request, "nested", arguments)
+    served.send({"jsonrpc": "2.0", "id": request + 10, "method": "ping"})
+    got = served.answers(request, request + 10)
+    assert "error" in got[request] or got[request]["result"]["isError"]
+    assert got[request + 10]["result"] == {}
 
 
 def test_an_unknown_tool_with_a_huge_name_is_answered_briefly(served):
     served.call(8, "nope" * 10_000, {})
-    answer = served.answer()
+    answer = served.answers(8)[8]
     assert answer["error"]["code"] == -32602 and len(answer["error"]["message"]) < 500
 
 
 def test_deep_but_parseable_nesting_is_an_argument_error(served):
     served.call(9, "nested", {"payload": json.loads("[" * 150 + "]" * 150)})
-    answer = served.answer()
+    answer = served.answers(9)[9]
     assert answer["result"]["isError"] and "expected an object" in text_of(answer)
 
 
@@ -530,7 +551,6 @@ def test_nesting_too_deep_to_parse_is_answered_with_a_parse_error(served):
     served.send(b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"nested","arguments":'
                 b'{"payload":' + b"[" * depth + b"]" * depth + b"}}}")
     served.send({"jsonrpc": "2.0", "id": 11, "method": "ping"})
-    first = served.answer()
-    if first.get("id") == 11:                        # (the pending answer, if any, is read so later tests see theirs)
-        pytest.fail("the deep request was never answered; the ping after it was")
-    assert first.get("id") in (10, None) and first["error"]["code"] == -32700
+    got = served.answers(11)                         # the ping after it is answered...
+    assert 10 in got or None in got, "the deep request was never answered; the ping after it was"
+    assert (got.get(10) or got[None])["error"]["code"] == -32700

@@ -123,7 +123,12 @@ class ToolListing:
 
 def _json(value: Any) -> str:
     """A part of a schema on one line, escaped, whole (what the model reads, the person reads)."""
-    return visible(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+    return _spaces(visible(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)))
+
+
+def _spaces(text: str) -> str:
+    """Runs of 8 or more spaces said, not shown: '[500 spaces]'."""
+    return re.sub(r"\s{8,}", lambda m: f" [{len(m.group())} spaces] ", text)
 
 
 def _description(description: str) -> list[str]:
@@ -144,8 +149,7 @@ def _description(description: str) -> list[str]:
         elif blank and lines:
             lines.append("    ")
         blank = 0
-        line = re.sub(r"\s{8,}", lambda m: f" [{len(m.group())} spaces] ", line.rstrip())
-        lines.append(f"    {visible(line)}")
+        lines.append(f"    {visible(_spaces(line.rstrip()))}")
     if blank > 1:
         lines.append(f"    [{blank} blank lines]")
     return lines or ["    "]
