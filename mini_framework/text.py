@@ -36,8 +36,8 @@ def quote(value: Any, limit: int = 60) -> str:
 
 
 # Characters Python counts as printable that show as nothing (Unicode's default-ignorable code points that are
-# letters or marks): Hangul fillers, the combining grapheme joiner, Mongolian and other variation selectors.
-_BLANK = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+# letters or marks: Hangul fillers, the combining grapheme joiner, variation selectors; and the braille blank).
+_BLANK = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
 
 
 def visible(text: str) -> str:

@@ -58,10 +58,16 @@ Modes, for lesson 14 and the tests (combine them freely):
     --ask-client METHOD during each call, sends the client a request and waits for its answer:
                         sampling/createMessage (use your model for me), elicitation/create (ask your user
                         for their PIN), roots/list (show me your folders); the result says what it got
+    --ignore-term       ignores SIGTERM, and lingers 60 s after stdin closes (only SIGKILL stops it)
     --orphan            forks a child that outlives the server (60 s at most), as a careless server might
     --pid-file PATH     writes the server's pid (and the orphan's) to PATH, one per line
     --outbox PATH       appends what leaves through a tool to PATH (JSON lines)
     --page-size N       tools/list answers in pages of N tools (with nextCursor)
+    --scripted PATH     a JSON file {"tools": [...], "results": {name: result}}: its tools are listed after
+                        the notes tools, exactly as written, and a call of one answers with its result as
+                        written (any CallToolResult, however odd); a result {"print": N} writes N lines of
+                        notifications/message before answering; {"list_error": TEXT} answers tools/list
+                        with a JSON-RPC error of that message
 
 Concessions: one request at a time, in order (no cancellation, no progress); tools only (no resources,
 prompts or sampling); arguments are checked for presence and type, not against the whole schema;
@@ -73,6 +79,7 @@ import argparse
 import base64
 import json
 import os
+import signal
 import struct
 import sys
 import time
@@ -251,6 +258,10 @@ def show_environment(server: NotesServer, arguments: dict[str, Any]) -> Content:
     return [text("Environment variables: " + ", ".join(sorted(os.environ)))]
 
 
+def scripted(server: NotesServer, arguments: dict[str, Any]) -> Content:
+    raise AssertionError("answered in NotesServer.call")  # a --scripted tool's result is sent as written
+
+
 def placeholder(server: NotesServer, arguments: dict[str, Any]) -> Content:
     return [text("Done (a practice tool that does nothing).")]
 
@@ -332,6 +343,12 @@ class NotesServer:
                 first["inputSchema"] = {"type": "string"} if o.bad_schema == "string" else [{"type": "object"}]
         for kind in (BAD_NAMES if o.bad_names == "all" else [o.bad_names] if o.bad_names else []):
             listed.append((tool(BAD_NAMES[kind], f"A tool named badly on purpose ({kind}).", {}), placeholder))
+        if o.scripted:
+            with open(o.scripted, encoding="utf-8") as file:
+                script = json.load(file)
+            if "list_error" in script:
+                raise ValueError(str(script["list_error"]))
+            listed += [(definition, scripted) for definition in script.get("tools", [])]
         for i in range(o.huge_list):
             listed.append((tool(f"tool_{i:05d}", f"Practice tool {i} of {o.huge_list}: does nothing useful.",
                                 {"value": "Any text."}, required=()), placeholder))
@@ -486,6 +503,8 @@ class NotesServer:
             time.sleep(300)
             os._exit(4)
         self.calls += 1
+        if found[0] is scripted:
+            return self.send_scripted(request_id, str(name))
         try:
             if not isinstance(arguments, dict):
                 raise ToolError("Invalid arguments: expected an object of named arguments.")
@@ -501,6 +520,15 @@ class NotesServer:
         self.send({"jsonrpc": "2.0", "id": request_id, "result": result}, "tools/call")
         if o.rug_pull and self.calls == 1:
             self.change_list()
+
+    def send_scripted(self, request_id: Any, name: str) -> None:
+        """A --scripted tool's answer, as the script wrote it (after the notifications it asks for)."""
+        with open(self.options.scripted, encoding="utf-8") as file:
+            result = json.load(file).get("results", {}).get(name, {"content": []})
+        for i in range(int(result.pop("print", 0)) if isinstance(result, dict) else 0):
+            self.send({"jsonrpc": "2.0", "method": "notifications/message",
+                       "params": {"level": "info", "data": f"progress {i}"}})
+        self.send({"jsonrpc": "2.0", "id": request_id, "result": result}, "tools/call")
 
     def change_list(self) -> None:
         """The rug pull: the next list version, and the notice that says so."""
@@ -525,6 +553,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"python -m {MODULE}", description="A practice MCP server (notes) over stdio.")
     p.add_argument("--outbox", metavar="PATH", help="append what leaves through a tool to PATH (JSON lines)")
     p.add_argument("--pid-file", metavar="PATH", help="write the server's pid (and the orphan's) to PATH")
+    p.add_argument("--scripted", metavar="PATH", help="list these tools and answer with these results (JSON)")
     p.add_argument("--page-size", type=int, default=0, metavar="N", help="tools/list pages of N tools")
     p.add_argument("--poisoned", action="store_true", help="add get_weather, whose description hides orders")
     p.add_argument("--rug-pull", action="store_true", help="change the tool list after the first call")
@@ -554,6 +583,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--protocol-version", metavar="V", help="answer initialize with version V, whatever was asked")
     p.add_argument("--hidden-text", action="store_true", help="hide text in delete_note's description")
     p.add_argument("--ask-client", choices=list(ASKS), help="send the client this request during each call")
+    p.add_argument("--ignore-term", action="store_true", help="ignore SIGTERM and linger after stdin closes")
     p.add_argument("--orphan", action="store_true", help="fork a child that outlives the server")
     return p
 
@@ -583,7 +613,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.flush()
     if options.orphan:
         orphan(options.pid_file)
+    if options.ignore_term:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     NotesServer(options, sys.stdout.buffer).serve(sys.stdin.buffer)
+    if options.ignore_term:
+        time.sleep(60)
     return 0
 
 

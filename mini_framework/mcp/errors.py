@@ -21,7 +21,7 @@ class MCPServerError(RuntimeError):
         self.server, self.reason, self.stderr = server, reason, stderr
         shown = "\n".join(visible(line) for line in stderr.splitlines())  # what it wrote is shown as it is
         tail = f"\nIts last lines on stderr:\n{shown}" if stderr.strip() else ""
-        super().__init__(f"MCP server {server!r} {reason}{tail}")
+        super().__init__(f"MCP server {server!r} {visible(reason)}{tail}")  # a reason may quote the server
 
 
 class NotApproved(MCPServerError):

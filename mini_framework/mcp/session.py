@@ -15,7 +15,8 @@ What can go wrong, and what the caller gets (an `MCPServerError` naming the serv
 - the server writes garbage: lines that are not JSON-RPC are skipped (the SDK logs them), bytes that are
   not UTF-8 are replaced (U+FFFD), so one bad byte cannot end the session;
 - the server dies mid-call: the call fails at once ("the server ended"), later calls too.
-The server's stderr goes to a temporary file, not to the notebook; its last lines are quoted in errors.
+The server's stderr goes to a pipe this side drains, not to the notebook: its last STDERR_KEPT bytes are kept
+(a server that floods stderr fills neither memory nor the disk) and its last lines are quoted in errors.
 The SDK starts the server in a process group of its own and stops it; on Linux, what is left of that group
 afterwards (a child the server forked and forgot) is killed too.
 
@@ -32,11 +33,10 @@ import logging
 import os
 import re
 import signal
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 from ..text import visible
 from .errors import MCPServerError
@@ -45,6 +45,7 @@ __all__ = ["MAX_LISTED", "Session", "minimal_environment"]
 
 MAX_LISTED = 10_000  # tools a server may list before it is refused (a request carries at most 128)
 MAX_PAGES = 100  # tools/list pages followed at most
+STDERR_KEPT = 64 * 1024  # bytes of the server's stderr kept for error messages (the rest is dropped as it comes)
 CLOSE_SECONDS = 10.0  # how long close() waits for the SDK to stop the process (it escalates to SIGKILL in ~4 s)
 _PASSED_ON = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP",
               "SYSTEMROOT", "SYSTEMDRIVE", "PATHEXT", "COMSPEC", "WINDIR", "APPDATA", "LOCALAPPDATA", "USERPROFILE")
@@ -81,9 +82,15 @@ class Session:
         self._late = False
         self._garbled, self._first_garbled = 0, ""  # lines from the server the SDK could not read
         self._groups: list[int] = []  # the server's process group (its pid: the SDK starts a new session)
-        self._stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        self._stderr = bytearray()  # the last STDERR_KEPT bytes the server wrote to stderr
+        self._stderr_done = threading.Event()  # set when its stderr reached end-of-file
 
     # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def started(self) -> bool:
+        """Whether open() was called (a Session runs its server once)."""
+        return self._thread is not None
 
     def open(self) -> list[dict[str, Any]]:
         """Start the server, shake hands, and return its whole tool list (each tool as the server's JSON)."""
@@ -118,7 +125,6 @@ class Session:
             with contextlib.suppress(OSError):  # gone already (ProcessLookupError), or not ours to signal
                 os.killpg(group, signal.SIGKILL)
         self._groups = []
-        self._stderr.close()
 
     def _serve(self, ready: concurrent.futures.Future[list[dict[str, Any]]]) -> None:
         """The session's thread: its own event loop, for as long as the server runs."""
@@ -135,13 +141,16 @@ class Session:
 
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
         late = self._loop.call_later(self.startup_timeout, self._too_late, asyncio.current_task())
+        errlog: TextIO | None = None
         try:
             params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=self.env,
                                            cwd=None if self.cwd is None else os.fspath(self.cwd),
                                            encoding_error_handler="replace")
-            transport = stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]  # any text file
+            errlog = self._stderr_pipe()
+            transport = stdio_client(params, errlog=errlog)
             async with Client(transport, cache=None, message_handler=self._on_message) as client:
                 self._groups = _spawned_here()
+                errlog.close()  # the server has its copy; ours would keep the pipe open after it ends
                 self._describe(client)
                 listed = await self._list(client)
                 late.cancel()
@@ -159,6 +168,22 @@ class Session:
                 raise
         finally:
             self._client = None
+            if errlog is not None:
+                errlog.close()  # (a server that could not be started)
+
+    def _stderr_pipe(self) -> TextIO:
+        """The write end of a pipe for the server's stderr; a thread keeps the last STDERR_KEPT bytes read."""
+        read_end, write_end = os.pipe()
+
+        def drain() -> None:
+            with open(read_end, "rb", buffering=0) as pipe:
+                while chunk := pipe.read(65536):
+                    self._stderr += chunk
+                    del self._stderr[:-STDERR_KEPT]
+            self._stderr_done.set()
+
+        threading.Thread(target=drain, daemon=True, name=f"mcp-stderr-{self.name}"[:40]).start()
+        return open(write_end, "w", encoding="utf-8", errors="replace")
 
     def _too_late(self, task: asyncio.Task[Any] | None) -> None:
         """The start-up took longer than `startup_timeout`: stop waiting (the SDK then stops the process)."""
@@ -274,13 +299,10 @@ class Session:
 
     def stderr_tail(self, lines: int = 5) -> str:
         """The last lines the server wrote to stderr (tracebacks included: they are for you, not the model)."""
-        with contextlib.suppress(OSError, ValueError):
-            self._stderr.flush()
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - 4000))
-            return "\n".join(self._stderr.read().splitlines()[-lines:])
-        return ""
+        if self._client is None:  # it ended (or never ran): what it wrote last is read to the end first
+            self._stderr_done.wait(0.5)
+        text = bytes(self._stderr[-4000:]).decode("utf-8", errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
 
 
 def _spawned_here() -> list[int]:

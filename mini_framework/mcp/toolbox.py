@@ -92,6 +92,10 @@ class StdioTools:
 
     def open(self) -> MCPTools:
         """Start the server, have its list approved, and return its tools (blocking)."""
+        if self.session.started:  # a second server would replace the first, which nothing would then stop
+            raise RuntimeError(f"MCP server {self.name!r} is already {'running' if self.tools else 'used'}: "
+                               "each stdio_tools(...) starts its server once; call stdio_tools(...) again "
+                               "for another")
         try:
             listed = self.session.open()
             listing = ToolListing(self.name, listed, self.session.server_info)
@@ -227,13 +231,13 @@ class StdioTools:
 
     def _handler(self, remote: str) -> Callable[..., Any]:
         async def call(**arguments: Any) -> Any:
-            await self._check_list()
-            self._refuse_if_changed()
-            try:
+            try:  # the reason only: the server's stderr (tracebacks, paths) is for you, not the model
+                await self._check_list()
+                self._refuse_if_changed()
                 result = await self.session.call(remote, arguments)
+                await self._check_list()  # and after: an answer made under a list no one approved is not passed on
             except MCPServerError as exc:
                 raise ToolError(f"The tool's server failed: {exc.reason}. Tell the user it did not work.") from None
-            await self._check_list()  # and after: an answer made under a list no one approved is not passed on
             self._refuse_if_changed("; this call's answer is withheld")
             return tool_value(result.model_dump(mode="json", by_alias=True, exclude_none=True),
                               self.max_result_chars)

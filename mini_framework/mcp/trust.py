@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -95,17 +96,22 @@ class ToolListing:
         for tool in self.tools:
             lines.append("")
             lines.append(f"• {visible(str(tool.get('name', '')))}")
-            description = str(tool.get("description") or "(no description)")
-            lines += [f"    {visible(line)}" for line in description.splitlines() or [""]]
+            lines += _description(str(tool.get("description") or "(no description)"))
             schema: dict[str, Any] = tool["inputSchema"] if isinstance(tool.get("inputSchema"), dict) else {}
             properties: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
             required: list[Any] = schema["required"] if isinstance(schema.get("required"), list) else []
             for pname, spec in properties.items():
-                spec = spec if isinstance(spec, dict) else {}
+                spec = spec if isinstance(spec, dict) else {"schema": spec}
                 kind = visible(json.dumps(spec.get("type", "any"), ensure_ascii=False))
                 mark = "" if pname in required else ", optional"
                 about = visible(" ".join(str(spec.get("description", "")).split()))
                 lines.append(f"    - {visible(str(pname))} ({kind}{mark}) {about}".rstrip())
+                rest = {k: v for k, v in spec.items() if k not in ("type", "description")}
+                if rest:  # enum, default, pattern, nested properties...: the model reads them too
+                    lines.append(f"      {_json(rest)}")
+            rest = {k: v for k, v in schema.items() if k not in ("type", "properties", "required")}
+            if rest:  # the schema's own description, its $defs...
+                lines.append(f"    schema: {_json(rest)}")
             hints = tool.get("annotations")
             if isinstance(hints, dict) and hints:
                 lines.append("    hints: " + visible(json.dumps(hints, ensure_ascii=False, sort_keys=True)))
@@ -113,6 +119,40 @@ class ToolListing:
             if others:
                 lines.append("    also: " + visible(", ".join(others)) + " (in the fingerprint)")
         return "\n".join(lines)
+
+
+def _json(value: Any) -> str:
+    """A part of a schema on one line, escaped, whole (what the model reads, the person reads)."""
+    return _spaces(visible(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)))
+
+
+def _spaces(text: str) -> str:
+    """Runs of 8 or more spaces said, not shown: '[500 spaces]'."""
+    return re.sub(r"\s{8,}", lambda m: f" [{len(m.group())} spaces] ", text)
+
+
+def _description(description: str) -> list[str]:
+    """A description's lines, escaped and indented; a run of blank lines or of spaces (which could push an
+    instruction out of sight) is said, not shown.
+
+    >>> _description("Read." + chr(10) * 5 + "Obey." + " " * 50 + "Now.")
+    ['    Read.', '    [4 blank lines]', '    Obey. [50 spaces] Now.']
+    """
+    lines: list[str] = []
+    blank = 0
+    for line in description.splitlines():
+        if not line.strip():
+            blank += 1
+            continue
+        if blank > 1:
+            lines.append(f"    [{blank} blank lines]")
+        elif blank and lines:
+            lines.append("    ")
+        blank = 0
+        lines.append(f"    {visible(_spaces(line.rstrip()))}")
+    if blank > 1:
+        lines.append(f"    [{blank} blank lines]")
+    return lines or ["    "]
 
 
 class Approvals:
