@@ -130,7 +130,7 @@ class StdioTools:
             return
         listing.previous = self.approvals.previous(self.name)
         if self.approve is None:
-            what = ("its tool list CHANGED since it was approved (" + "; ".join(listing.changes) + ")"
+            what = ("has a tool list that CHANGED since it was approved (" + "; ".join(listing.changes) + ")"
                     if listing.previous is not None else "offers tools no one has approved yet")
             raise NotApproved(self.name, f"{what}: {', '.join(listing.names)[:300]}. Read the list and "
                               "decide: pass approve=ask to be shown it and asked (a yes is kept in "
