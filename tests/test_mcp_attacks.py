@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import signal
 import threading
 import time
@@ -26,6 +25,7 @@ from mini_framework.mcp import Approvals, MCPServerError, NotApproved, ToolListi
 from mini_framework.mcp.toolbox import MCPTool  # noqa: E402
 from mini_framework.mcp.trust import fingerprint  # noqa: E402
 from practice_model import mcp_server  # noqa: E402
+from tests.test_mcp_gates import gone, pids  # noqa: E402
 
 NAME = "attacked"
 
@@ -34,19 +34,6 @@ def model_view(item: dict[str, Any]) -> str:
     """What the model is sent of one listed tool: the framework's tool built from it, as the API gets it."""
     made = MCPTool.from_schema(item["name"], item.get("description") or "", item["inputSchema"], lambda **k: None)
     return json.dumps(made.to_openai_tool(), ensure_ascii=False)
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    status = Path(f"/proc/{pid}/status")
-    return status.exists() and "State:\tZ" in status.read_text()
-
-
-def pids(path: Path) -> list[int]:
-    return [int(line) for line in path.read_text().split()] if path.exists() else []
 
 
 def run(tools, name: str, arguments: dict[str, Any]):

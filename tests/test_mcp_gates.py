@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +18,7 @@ from mini_framework.mcp import Approvals, MCPServerError, NotApproved, stdio_too
 from practice_model import mcp_server
 from tests.test_agent import ScriptedClient
 from tests.test_approvals import calls, tool_messages
+from tests.test_mcp_hostile import alive, pids
 
 
 def notes(*flags: str, **options):
@@ -30,17 +29,8 @@ def notes(*flags: str, **options):
 
 
 def gone(pid: int) -> bool:
-    """Whether process `pid` has ended (and been reaped, or is a zombie of ours)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    status = Path(f"/proc/{pid}/status")
-    return status.exists() and "State:\tZ" in status.read_text()
-
-
-def pids(path: Path) -> list[int]:
-    return [int(line) for line in path.read_text().split()]
+    """Whether process `pid` has ended (a zombie of ours counts: only the reaping is missing)."""
+    return not alive(pid)
 
 
 @pytest.fixture(scope="module")

@@ -34,33 +34,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai.types.chat import ChatCompletion
 
 pytest.importorskip("mcp")
 
 from mini_framework import Agent, tool  # noqa: E402
 from mini_framework.mcp import MCPServerError, NotApproved, stdio_tools  # noqa: E402
 from practice_model.mcp_server import command  # noqa: E402
+from tests.test_agent import ScriptedClient  # noqa: E402
 
 NAME = "hostile-notes"
 TRACEBACK_MARKS = ("Traceback", 'File "', "ExceptionGroup", "mcp.shared", "anyio")
-
-
-class ScriptedClient:
-    """A stand-in for OpenAI(): replies from a script (tool calls, then text), records every request."""
-
-    def __init__(self, replies: list[dict[str, Any]]) -> None:
-        self.replies, self.requests = list(replies), []
-        self.chat = self.completions = self
-
-    def create(self, **params: Any) -> ChatCompletion:
-        self.requests.append(params)
-        message = self.replies.pop(0) if self.replies else {"role": "assistant", "content": "done"}
-        return ChatCompletion.model_validate({
-            "id": "x", "object": "chat.completion", "created": 0, "model": params["model"],
-            "choices": [{"index": 0, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-                         "message": message}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
 
 
 def calls(*calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
